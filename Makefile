@@ -1,0 +1,44 @@
+# Operator contract: install, run, test (docs/operations.md). Tests run on SQLite and PostgreSQL.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+REHABREF_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/postgres
+export REHABREF_TEST_POSTGRES_URL
+
+.PHONY: install run test test-sqlite test-postgres lint bench docs clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: install
+	$(BIN)/rehabref migrate
+	$(BIN)/rehabref partners demo
+	$(BIN)/rehabref serve
+
+lint: install
+	$(BIN)/ruff check src tests bench migrations
+	$(BIN)/ruff format --check src tests bench migrations
+	$(BIN)/mypy
+
+test: install lint test-sqlite test-postgres
+
+test-sqlite: install
+	REHABREF_TEST_DATABASE=sqlite $(BIN)/pytest -q -n 2 --dist loadfile
+
+test-postgres: install
+	REHABREF_TEST_DATABASE=postgres $(BIN)/pytest -q -n 2 --dist loadfile
+
+bench: install
+	$(BIN)/python -m bench.run
+
+docs: install
+	$(BIN)/python -m rehabref.openapi.markdown > docs/api.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,78 @@
+"""Application factory: routes, error handlers, start-up and shutdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from litestar import Litestar
+from litestar.contrib.jinja import JinjaTemplateEngine
+from litestar.exceptions import HTTPException
+from litestar.template.config import TemplateConfig
+from litestar.types import ASGIApp
+
+from rehabref import health
+from rehabref.config import Settings, load_settings
+from rehabref.db import Database
+from rehabref.errors import ApiError, handle_api_error, handle_http_exception, handle_unexpected
+from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.intake import pages as intake_pages
+from rehabref.logging import configure_logging
+from rehabref.openapi import document as openapi_document
+from rehabref.partners.auth import Authenticator
+from rehabref.referrals import endpoints as referral_endpoints
+from rehabref.request_context import RequestContextMiddleware
+from rehabref.services import Services
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    settings = settings or load_settings()
+
+    async def start(app: Litestar) -> None:
+        db = Database(settings.database_url)
+        secret_key = await load_secret_key(db, settings.secret_key)
+        app.state.services = Services(
+            settings=settings,
+            db=db,
+            box=SecretBox(secret_key),
+            auth=Authenticator(
+                db,
+                cache_seconds=settings.auth_cache_seconds,
+                rate_limit=settings.rate_limit,
+                redis_url=settings.redis_url,
+            ),
+        )
+
+    async def stop(app: Litestar) -> None:
+        services: Services | None = getattr(app.state, "services", None)
+        if services is not None:
+            await services.db.dispose()
+
+    return Litestar(
+        route_handlers=[
+            *health.ROUTES,
+            *referral_endpoints.ROUTES,
+            *intake_pages.ROUTES,
+            *openapi_document.ROUTES,
+        ],
+        exception_handlers={
+            ApiError: handle_api_error,
+            HTTPException: handle_http_exception,
+            Exception: handle_unexpected,
+        },
+        on_startup=[start],
+        on_shutdown=[stop],
+        openapi_config=None,
+        template_config=TemplateConfig(directory=TEMPLATES, engine=JinjaTemplateEngine),
+        request_max_body_size=settings.max_body_bytes,
+        debug=False,
+        logging_config=None,
+    )
+
+
+def asgi_app() -> ASGIApp:
+    """Factory for uvicorn workers (``--factory``): settings come from the environment."""
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    return RequestContextMiddleware(create_app(settings))

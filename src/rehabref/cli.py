@@ -1,0 +1,231 @@
+"""The ``rehabref`` command: migrate, serve, partners (the operator contract)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from rehabref.config import Settings, load_settings
+from rehabref.db import Database
+from rehabref.instance_secret import SecretBox, load_secret_key
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    help="rehabref: partner referral and rehabilitation coordination service.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+partners_app = typer.Typer(help="Onboard partners and manage their keys.", no_args_is_help=True)
+keys_app = typer.Typer(help="Rotate, revoke and list a partner's API keys.", no_args_is_help=True)
+partners_app.add_typer(keys_app, name="keys")
+app.add_typer(partners_app, name="partners")
+
+
+def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
+    settings = load_settings()
+
+    async def main() -> T:
+        db = Database(settings.database_url, pool_size=2)
+        try:
+            return await work(db, settings)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(main())
+
+
+async def _box(db: Database, settings: Settings) -> SecretBox:
+    return SecretBox(await load_secret_key(db, settings.secret_key))
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def migrate() -> None:
+    """Create or upgrade the database schema."""
+    from rehabref.migrate import upgrade
+
+    upgrade(load_settings().database_url)
+    typer.echo("database is up to date")
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Bind address (REHABREF_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (REHABREF_PORT).")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Processes; default 1 on SQLite, one per core on PostgreSQL.")
+    ] = None,
+    no_worker: Annotated[
+        bool, typer.Option("--no-worker", help="Do not run the delivery worker.")
+    ] = False,
+) -> None:
+    """Serve the API (uvicorn, uvloop, httptools)."""
+    import uvicorn
+
+    settings = load_settings()
+    if host:
+        os.environ["REHABREF_HOST"] = host
+    if port:
+        os.environ["REHABREF_PORT"] = str(port)
+    os.environ["REHABREF_RUN_WORKER"] = "0" if no_worker else "1"
+    settings = load_settings()
+    if workers is None:
+        workers = 1 if settings.is_sqlite else (os.cpu_count() or 1)
+    uvicorn.run(
+        "rehabref.app:asgi_app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=workers,
+        loop="uvloop",
+        http="httptools",
+        access_log=False,
+        log_config=None,
+        proxy_headers=False,
+    )
+
+
+@partners_app.command("create")
+def partners_create(
+    name: Annotated[str, typer.Option(help="Partner name.")],
+    contract: Annotated[str, typer.Option(help="v1 or g.")] = "v1",
+    commission_bps: Annotated[int | None, typer.Option(help="Commission in basis points.")] = None,
+    commission_fixed_minor: Annotated[
+        int | None, typer.Option(help="Fixed commission per paid referral, minor units.")
+    ] = None,
+    show_payments: Annotated[bool, typer.Option(help="Partner sees paid amounts.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = False,
+) -> None:
+    """Onboard a partner; prints its keys once (they are stored only as hashes)."""
+    from rehabref.partners.service import PartnerError, create_partner
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any]:
+        box = await _box(db, settings)
+        async with db.write() as conn:
+            onboarding = await create_partner(
+                conn,
+                box=box,
+                name=name,
+                contract=contract,
+                commission_bps=commission_bps,
+                commission_fixed_minor=commission_fixed_minor,
+                show_payments=show_payments,
+            )
+        return onboarding.as_dict()
+
+    try:
+        result = _run(work)
+    except PartnerError as exc:
+        _fail(str(exc))
+        return
+    _print_once(result, as_json)
+
+
+def _print_once(result: dict[str, Any], as_json: bool) -> None:
+    typer.echo(json.dumps(result, indent=None if as_json else 2))
+    if not as_json:
+        typer.echo("Store these keys now: they are shown once and kept only as hashes.", err=True)
+
+
+@partners_app.command("demo")
+def partners_demo() -> None:
+    """Create a demo sandbox partner if the database has none (used by `make run`)."""
+    from rehabref.partners.service import count_partners, create_partner
+
+    async def work(db: Database, settings: Settings) -> dict[str, Any] | None:
+        box = await _box(db, settings)
+        async with db.write() as conn:
+            if await count_partners(conn) > 0:
+                return None
+            onboarding = await create_partner(
+                conn,
+                box=box,
+                name="Demo Clinic",
+                contract="v1",
+                commission_bps=1000,
+                show_payments=True,
+            )
+        return onboarding.as_dict()
+
+    result = _run(work)
+    if result is None:
+        typer.echo(
+            "A partner exists already; its keys were shown when it was created. "
+            "Create another with: rehabref partners create --name NAME"
+        )
+        return
+    typer.echo("Demo sandbox partner created. Test keys (shown once):")
+    _print_once(result, False)
+
+
+@keys_app.command("rotate")
+def keys_rotate(
+    partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")],
+    key_type: Annotated[str, typer.Option("--type", help="sk_test, sk_live, pk_test or pk_live.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Issue a second active key; revoke the old one once the partner has switched."""
+    from rehabref.partners.service import PartnerError, rotate_key
+
+    async def work(db: Database, settings: Settings) -> dict[str, str]:
+        async with db.write() as conn:
+            return await rotate_key(conn, partner_id=partner, key_type=key_type)
+
+    try:
+        result = _run(work)
+    except PartnerError as exc:
+        _fail(str(exc))
+        return
+    _print_once(dict(result), as_json)
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")],
+    key_id: Annotated[str, typer.Option("--key-id", help="Key id (key_...), see keys list.")],
+) -> None:
+    """Revoke a key; API nodes stop accepting it within seconds (auth cache)."""
+    from rehabref.partners.service import PartnerError, revoke_key
+
+    async def work(db: Database, settings: Settings) -> None:
+        async with db.write() as conn:
+            await revoke_key(conn, partner_id=partner, key_id=key_id)
+
+    try:
+        _run(work)
+    except PartnerError as exc:
+        _fail(str(exc))
+    typer.echo(f"revoked {key_id}")
+
+
+@keys_app.command("list")
+def keys_list(partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")]) -> None:
+    """List a partner's keys (ids and prefixes only)."""
+    from rehabref.partners.service import PartnerError, list_keys
+
+    async def work(db: Database, settings: Settings) -> list[dict[str, Any]]:
+        async with db.read() as conn:
+            return await list_keys(conn, partner_id=partner)
+
+    try:
+        typer.echo(json.dumps(_run(work), indent=2))
+    except PartnerError as exc:
+        _fail(str(exc))
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

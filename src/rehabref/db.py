@@ -1,0 +1,118 @@
+"""Database engines and the transaction boundary.
+
+Services receive an ``AsyncConnection`` and never commit; the caller (an endpoint, a worker
+job or a CLI command) opens ``Database.write()`` and the transaction commits when the block
+exits without an exception. On SQLite, writers are serialised in-process by a lock and
+begin with ``BEGIN IMMEDIATE`` so concurrent writers wait instead of failing on lock upgrade.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+from sqlalchemy import Table, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.orm import DeclarativeBase
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+def table(model: type[Base]) -> Table:
+    """The Core table of a model, typed for Core statements on hot paths."""
+    return cast(Table, model.__table__)
+
+
+def async_url(url: str) -> str:
+    """Map an operator URL (``postgresql://``, ``sqlite:///``) to its async driver."""
+    parsed = make_url(url)
+    if parsed.drivername in {"postgresql", "postgres", "postgresql+psycopg", "postgresql+asyncpg"}:
+        return parsed.set(drivername="postgresql+asyncpg").render_as_string(hide_password=False)
+    if parsed.drivername in {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}:
+        return parsed.set(drivername="sqlite+aiosqlite").render_as_string(hide_password=False)
+    raise ValueError(f"unsupported database URL scheme: {parsed.drivername}")
+
+
+def sync_url(url: str) -> str:
+    """The same database through a synchronous driver (migrations)."""
+    parsed = make_url(url)
+    if parsed.drivername.startswith("postgres"):
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    return parsed.set(drivername="sqlite+pysqlite").render_as_string(hide_password=False)
+
+
+def _sqlite_engine(url: str, begin_statement: str) -> AsyncEngine:
+    engine = create_async_engine(url, pool_size=5, max_overflow=5)
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take over transaction control from the driver so BEGIN is ours to choose.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=10000")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        connection.exec_driver_sql(begin_statement)
+
+    return engine
+
+
+class Database:
+    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        target = async_url(url)
+        if self.is_sqlite:
+            self._writer = _sqlite_engine(target, "BEGIN IMMEDIATE")
+            self._reader = _sqlite_engine(target, "BEGIN")
+        else:
+            self._writer = create_async_engine(
+                target, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False
+            )
+            # Reads are single statements: autocommit saves a BEGIN/COMMIT round trip each.
+            self._reader = self._writer.execution_options(isolation_level="AUTOCOMMIT")
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+
+    @property
+    def engine(self) -> AsyncEngine:
+        return self._writer
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """One transaction; commits on normal exit, rolls back on an exception."""
+        if self._write_lock is not None:
+            async with self._write_lock, self._writer.begin() as conn:
+                yield conn
+        else:
+            async with self._writer.begin() as conn:
+                yield conn
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        async with self._reader.connect() as conn:
+            yield conn
+
+    async def ping(self) -> bool:
+        from sqlalchemy import text
+
+        try:
+            async with self.read() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception:
+            return False
+        return True
+
+    async def dispose(self) -> None:
+        await self._writer.dispose()
+        if self._reader is not self._writer:
+            await self._reader.dispose()

@@ -1,0 +1,124 @@
+"""Writing events into the outbox inside the caller's business transaction.
+
+An event row and one pending delivery row per subscribed target are written with the state
+change they describe, so a crash after commit loses nothing: the worker finds them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from sqlalchemy import insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import iso, utcnow
+from rehabref.db import table
+from rehabref.events.catalogue import EVENT_TYPES
+from rehabref.events.models import Delivery, Event, WebhookEndpoint
+from rehabref.ids import new_id
+
+_events = table(Event)
+_deliveries = table(Delivery)
+_endpoints = table(WebhookEndpoint)
+
+
+@dataclass(frozen=True)
+class NewEvent:
+    event_type: str
+    data: dict[str, Any]
+    referral_id: str | None = None
+    # Targets beyond the partner's registered endpoints (a Shape G callback_url).
+    extra_targets: tuple[str, ...] = ()
+    # Sandbox scenario 5: the first N attempts of each delivery answer a simulated HTTP 500.
+    simulated_failures: int = 0
+    occurred_at: datetime | None = field(default=None)
+
+
+def envelope(*, event_id: str, event_type: str, occurred_at: datetime, data: dict[str, Any]) -> str:
+    return msgspec.json.encode(
+        {"event_id": event_id, "type": event_type, "occurred_at": iso(occurred_at), "data": data}
+    ).decode()
+
+
+async def record_events(
+    conn: AsyncConnection, *, partner_id: str, environment: str, events: list[NewEvent]
+) -> list[str]:
+    """Store events and their pending deliveries in three statements. Never commits."""
+    for item in events:
+        if item.event_type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {item.event_type}")
+    endpoints = (
+        await conn.execute(
+            select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events).where(
+                _endpoints.c.partner_id == partner_id,
+                _endpoints.c.environment == environment,
+                _endpoints.c.active.is_(True),
+            )
+        )
+    ).all()
+    event_rows: list[dict[str, Any]] = []
+    delivery_rows: list[dict[str, Any]] = []
+    now = utcnow()
+    for item in events:
+        when = item.occurred_at or now
+        event_id = new_id("evt")
+        event_rows.append(
+            {
+                "id": event_id,
+                "partner_id": partner_id,
+                "environment": environment,
+                "type": item.event_type,
+                "referral_id": item.referral_id,
+                "data": item.data,
+                "body": envelope(
+                    event_id=event_id, event_type=item.event_type, occurred_at=when, data=item.data
+                ),
+                "occurred_at": when,
+            }
+        )
+        targets: list[tuple[str | None, str]] = [
+            (endpoint_id, url)
+            for endpoint_id, url, enabled in endpoints
+            if not enabled or item.event_type in enabled
+        ]
+        targets.extend((None, url) for url in item.extra_targets)
+        delivery_rows.extend(
+            _delivery_row(event_id, endpoint_id, url, when, item.simulated_failures)
+            for endpoint_id, url in targets
+        )
+    if event_rows:
+        await conn.execute(insert(_events), event_rows)
+    if delivery_rows:
+        await conn.execute(insert(_deliveries), delivery_rows)
+    return [row["id"] for row in event_rows]
+
+
+async def record_event(
+    conn: AsyncConnection, *, partner_id: str, environment: str, event: NewEvent
+) -> str:
+    (event_id,) = await record_events(
+        conn, partner_id=partner_id, environment=environment, events=[event]
+    )
+    return event_id
+
+
+def _delivery_row(
+    event_id: str, endpoint_id: str | None, url: str, when: datetime, simulated_failures: int
+) -> dict[str, Any]:
+    return {
+        "id": new_id("dlv"),
+        "event_id": event_id,
+        "endpoint_id": endpoint_id,
+        "target_url": url,
+        "state": "pending",
+        "attempt_count": 0,
+        "next_attempt_at": when,
+        "claimed_until": None,
+        "simulated_failures": simulated_failures,
+        "last_status_code": None,
+        "created_at": when,
+        "completed_at": None,
+    }

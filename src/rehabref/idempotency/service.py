@@ -1,0 +1,191 @@
+"""Idempotency-Key handling for POST requests.
+
+Scope: (partner, environment, key). The first successful response is stored in the same
+transaction as its business effect and replayed for 24 h; the same key with another body is a
+422; a second request while the first is still running is a 409. Concurrent duplicates are
+stopped three ways: an in-process set, a transaction-scoped advisory lock on PostgreSQL, and
+finally the primary key of the record, which makes the loser's transaction roll back whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import msgspec
+from sqlalchemy import delete, insert, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import as_utc, utcnow
+from rehabref.db import table
+from rehabref.errors import ApiError
+from rehabref.idempotency.models import IdempotencyRecord
+
+_records = table(IdempotencyRecord)
+_VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+_inflight: set[tuple[str, str, str]] = set()
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    status: int
+    body: bytes
+
+
+def valid_key(value: str | None, *, required: bool) -> str | None:
+    if value is None or value == "":
+        if required:
+            raise ApiError(
+                400,
+                "idempotency_key_required",
+                "Send an Idempotency-Key header (a unique value per logical request).",
+                fields={"Idempotency-Key": "Required for POST requests in the V1 contract."},
+            )
+        return None
+    if not _VALID_KEY.match(value):
+        raise ApiError(
+            400,
+            "malformed_request",
+            "The Idempotency-Key must be 1 to 255 visible ASCII characters.",
+            fields={"Idempotency-Key": "1 to 255 visible ASCII characters."},
+        )
+    return value
+
+
+def fingerprint(operation: str, body: Any) -> str:
+    """Canonical JSON of the parsed body: whitespace and key order do not matter."""
+    canonical = msgspec.json.encode(body, order="sorted")
+    return hashlib.sha256(operation.encode() + b"\n" + canonical).hexdigest()
+
+
+@contextmanager
+def claim_in_process(partner_id: str, environment: str, key: str) -> Iterator[None]:
+    scope = (partner_id, environment, key)
+    if scope in _inflight:
+        raise _in_flight()
+    _inflight.add(scope)
+    try:
+        yield
+    finally:
+        _inflight.discard(scope)
+
+
+def _in_flight() -> ApiError:
+    return ApiError(
+        409,
+        "idempotency_in_flight",
+        "A request with this Idempotency-Key is still being processed; retry shortly.",
+    )
+
+
+def _lock_id(partner_id: str, environment: str, key: str) -> int:
+    digest = hashlib.sha256(f"{partner_id}\x00{environment}\x00{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+async def lookup(
+    conn: AsyncConnection,
+    *,
+    partner_id: str,
+    environment: str,
+    key: str,
+    request_fingerprint: str,
+) -> StoredResponse | None:
+    """Inside the write transaction: lock the key (PostgreSQL), then replay or refuse."""
+    if conn.dialect.name == "postgresql":
+        locked = (
+            await conn.execute(
+                text("SELECT pg_try_advisory_xact_lock(:lock_id)"),
+                {"lock_id": _lock_id(partner_id, environment, key)},
+            )
+        ).scalar_one()
+        if not locked:
+            raise _in_flight()
+    row = (
+        await conn.execute(
+            select(
+                _records.c.fingerprint,
+                _records.c.response_status,
+                _records.c.response_body,
+                _records.c.expires_at,
+            ).where(
+                _records.c.partner_id == partner_id,
+                _records.c.environment == environment,
+                _records.c.key == key,
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    if as_utc(row.expires_at) <= utcnow():
+        await conn.execute(
+            delete(_records).where(
+                _records.c.partner_id == partner_id,
+                _records.c.environment == environment,
+                _records.c.key == key,
+            )
+        )
+        return None
+    if row.fingerprint != request_fingerprint:
+        raise ApiError(
+            422,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used with a different request body.",
+            fields={"Idempotency-Key": "Use a new key for a different request."},
+        )
+    return StoredResponse(status=row.response_status, body=bytes(row.response_body))
+
+
+async def remember(
+    conn: AsyncConnection,
+    *,
+    partner_id: str,
+    environment: str,
+    key: str,
+    request_fingerprint: str,
+    response: StoredResponse,
+    ttl_seconds: int,
+) -> None:
+    await conn.execute(
+        insert(_records),
+        {
+            "partner_id": partner_id,
+            "environment": environment,
+            "key": key,
+            "fingerprint": request_fingerprint,
+            "response_status": response.status,
+            "response_body": response.body,
+            "expires_at": utcnow() + timedelta(seconds=ttl_seconds),
+        },
+    )
+
+
+async def read_committed(
+    conn: AsyncConnection, *, partner_id: str, environment: str, key: str
+) -> tuple[str, StoredResponse] | None:
+    """After losing a race: the winner's stored response, if it committed one."""
+    row = (
+        await conn.execute(
+            select(
+                _records.c.fingerprint, _records.c.response_status, _records.c.response_body
+            ).where(
+                _records.c.partner_id == partner_id,
+                _records.c.environment == environment,
+                _records.c.key == key,
+                _records.c.expires_at > utcnow(),
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    return row.fingerprint, StoredResponse(row.response_status, bytes(row.response_body))
+
+
+async def purge_expired(conn: AsyncConnection) -> int:
+    result = await conn.execute(delete(_records).where(_records.c.expires_at <= utcnow()))
+    return int(result.rowcount or 0)

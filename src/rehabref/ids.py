@@ -1,0 +1,31 @@
+"""Opaque, prefixed identifiers that sort by creation time (like ULIDs).
+
+48 bits of milliseconds followed by 80 random bits, Crockford base32: ordering by id is
+ordering by creation, which keyset pagination relies on.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def _base32(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def new_id(prefix: str, *, now_ms: int | None = None) -> str:
+    millis = int(time.time() * 1000) if now_ms is None else now_ms
+    value = (millis << 80) | secrets.randbits(80)
+    return f"{prefix}_{_base32(value, 26)}"
+
+
+def random_token(nbytes: int = 32) -> str:
+    """URL-safe random text; 32 bytes = 256 bits."""
+    return secrets.token_urlsafe(nbytes)

@@ -1,0 +1,80 @@
+"""Structured JSON logs with request context, and redaction of secrets and health data.
+
+Log calls should never carry patient or secret values; the redacting formatter is the
+second line of defence and scrubs anything that looks like an API key, webhook secret,
+phone number, e-mail address or a patient link token from every line it writes.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import re
+import sys
+import time
+from typing import Any
+
+import msgspec
+
+request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "request_id", default=None
+)
+partner_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "partner_id", default=None
+)
+
+_PATTERNS = [
+    (re.compile(r"\b(sk|pk)_(test|live)_[A-Za-z0-9_\-]+"), r"\1_\2_[redacted]"),
+    (re.compile(r"\bwhsec_(test|live)_[A-Za-z0-9_\-]+"), r"whsec_\1_[redacted]"),
+    (re.compile(r"(?i)bearer\s+\S+"), "Bearer [redacted]"),
+    (re.compile(r"/(a|intake|i)/[A-Za-z0-9_\-.]{16,}"), r"/\1/[redacted]"),
+    (re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"), "[email]"),
+    (re.compile(r"\+\d{7,15}\b"), "[phone]"),
+    (re.compile(r"\b0[789]\d{9}\b"), "[phone]"),
+]
+
+# Attributes every LogRecord has; anything else passed through ``extra`` is emitted.
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
+
+
+def redact(text: str) -> str:
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        request_id = request_id_var.get()
+        if request_id:
+            entry["request_id"] = request_id
+        partner_id = partner_id_var.get()
+        if partner_id:
+            entry["partner_id"] = partner_id
+        for key, value in record.__dict__.items():
+            if key not in _STANDARD and not key.startswith("_"):
+                entry[key] = value
+        if record.exc_info and record.exc_info[0] is not None:
+            # The type only: tracebacks and messages can quote request data.
+            entry["error_type"] = record.exc_info[0].__name__
+        return redact(msgspec.json.encode(entry).decode())
+
+
+def configure_logging(level: str = "INFO") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # The server's own access log prints raw paths (which can hold patient tokens).
+    logging.getLogger("uvicorn.access").disabled = True
+    for name in ("uvicorn", "uvicorn.error"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True

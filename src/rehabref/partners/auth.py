@@ -1,0 +1,144 @@
+"""Bearer API key authentication with a short in-process cache, and per-key rate limits."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from limits import parse
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import FixedWindowRateLimiter
+from litestar import Request
+from sqlalchemy import select
+
+from rehabref.db import Database, table
+from rehabref.errors import ApiError
+from rehabref.logging import partner_id_var
+from rehabref.partners.keys import hash_key, parse_key
+from rehabref.partners.models import ApiKey, Partner
+
+_keys = table(ApiKey)
+_partners = table(Partner)
+
+_lookup = (
+    select(
+        _keys.c.id,
+        _keys.c.environment,
+        _keys.c.kind,
+        _partners.c.id.label("partner_id"),
+        _partners.c.name,
+        _partners.c.contract,
+        _partners.c.show_payments,
+        _partners.c.commission_bps,
+        _partners.c.commission_fixed_minor,
+    )
+    .join(_partners, _partners.c.id == _keys.c.partner_id)
+    .where(_keys.c.revoked_at.is_(None))
+)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: one partner, in one environment, with one kind of key."""
+
+    key_id: str
+    partner_id: str
+    partner_name: str
+    environment: str  # test | live
+    kind: str  # secret | public
+    contract: str  # v1 | g
+    show_payments: bool
+    commission_bps: int | None
+    commission_fixed_minor: int | None
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self.environment == "test"
+
+
+def _unauthenticated() -> ApiError:
+    return ApiError(401, "unauthenticated", "Missing or invalid API key.")
+
+
+class Authenticator:
+    def __init__(
+        self, db: Database, *, cache_seconds: float, rate_limit: str, redis_url: str | None
+    ) -> None:
+        self._db = db
+        self._cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[float, Principal | None]] = {}
+        self._limit = parse(rate_limit)
+        storage: Storage = RedisStorage(f"async+{redis_url}") if redis_url else MemoryStorage()
+        self._limiter = FixedWindowRateLimiter(storage)
+
+    async def _resolve(self, key: str) -> Principal | None:
+        digest = hash_key(key)
+        now = time.monotonic()
+        cached = self._cache.get(digest)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        async with self._db.read() as conn:
+            row = (await conn.execute(_lookup.where(_keys.c.key_hash == digest))).first()
+        principal = None
+        if row is not None:
+            principal = Principal(
+                key_id=row.id,
+                partner_id=row.partner_id,
+                partner_name=row.name,
+                environment=row.environment,
+                kind=row.kind,
+                contract=row.contract,
+                show_payments=bool(row.show_payments),
+                commission_bps=row.commission_bps,
+                commission_fixed_minor=row.commission_fixed_minor,
+            )
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[digest] = (now + self._cache_seconds, principal)
+        return principal
+
+    def forget(self) -> None:
+        self._cache.clear()
+
+    async def authenticate(
+        self, request: Request[Any, Any, Any], *, secret_only: bool = True
+    ) -> Principal:
+        header = request.headers.get("authorization", "")
+        scheme, _, key = header.partition(" ")
+        key = key.strip()
+        if scheme.lower() != "bearer" or parse_key(key) is None:
+            raise _unauthenticated()
+        principal = await self._resolve(key)
+        if principal is None:
+            raise _unauthenticated()
+        request.scope["state"]["partner_id"] = principal.partner_id
+        partner_id_var.set(principal.partner_id)
+        await self._check_rate(request, principal.key_id)
+        if secret_only and principal.kind != "secret":
+            raise ApiError(
+                403, "forbidden", "Publishable keys cannot call this endpoint; use a secret key."
+            )
+        return principal
+
+    async def _check_rate(self, request: Request[Any, Any, Any], key_id: str) -> None:
+        allowed = await self._limiter.hit(self._limit, key_id)
+        stats = await self._limiter.get_window_stats(self._limit, key_id)
+        reset = max(1, math.ceil(stats.reset_time - time.time()))
+        headers = {
+            "RateLimit-Limit": str(self._limit.amount),
+            "RateLimit-Remaining": str(max(0, stats.remaining)),
+            "RateLimit-Reset": str(reset),
+        }
+        if allowed:
+            # Added to the response by the request context middleware.
+            request.scope["state"]["rate_limit_headers"] = headers
+            return
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"Rate limit of {self._limit.amount} requests per {self._limit.get_expiry()} s "
+            f"exceeded; retry after {reset} seconds.",
+            headers={"Retry-After": str(reset), **headers},
+        )

@@ -1,0 +1,218 @@
+"""Partner referral API: create (both paths), retrieve, and query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+from sqlalchemy.exc import IntegrityError
+
+from rehabref import fields
+from rehabref.errors import ApiError
+from rehabref.idempotency import service as idempotency
+from rehabref.partners.auth import Principal
+from rehabref.referrals import service
+from rehabref.referrals.records import v1_record
+from rehabref.referrals.schemas_v1 import ReferralCreateV1
+from rehabref.referrals.shape import detect_shape
+from rehabref.referrals.status import STATUSES
+from rehabref.request_body import json_object, validate
+from rehabref.services import Services, services_of
+
+JSON = "application/json"
+CREATE_OPERATION = "referrals.create"
+
+
+def _json(
+    content: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> Response[bytes]:
+    return Response(
+        content=msgspec.json.encode(content), status_code=status, media_type=JSON, headers=headers
+    )
+
+
+def _replay(stored: idempotency.StoredResponse) -> Response[bytes]:
+    return Response(
+        content=stored.body,
+        status_code=stored.status,
+        media_type=JSON,
+        headers={"Idempotent-Replayed": "true"},
+    )
+
+
+@post(["/api/v1/partners/referrals", "/v1/partner/referrals"], status_code=201)
+async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    body = await json_object(request)
+    shape = detect_shape(body, contract=principal.contract)
+    key = idempotency.valid_key(request.headers.get("idempotency-key"), required=shape == "v1")
+    if shape == "g":
+        raise ApiError(
+            422, "validation_error", "Shape G referrals are not accepted on this deployment yet."
+        )
+    payload = validate(ReferralCreateV1, body)
+    if key is None:  # unreachable for V1: the key is required
+        raise ApiError(400, "idempotency_key_required")
+    request_print = idempotency.fingerprint(CREATE_OPERATION, body)
+    with idempotency.claim_in_process(principal.partner_id, principal.environment, key):
+        try:
+            return await _create_once(services, principal, payload, key, request_print)
+        except IntegrityError:
+            return await _after_conflict(services, principal, payload, key, request_print)
+
+
+async def _create_once(
+    services: Services,
+    principal: Principal,
+    payload: ReferralCreateV1,
+    key: str,
+    request_print: str,
+) -> Response[bytes]:
+    settings = services.settings
+    async with services.db.write() as conn:
+        stored = await idempotency.lookup(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            key=key,
+            request_fingerprint=request_print,
+        )
+        if stored is not None:
+            return _replay(stored)
+        if await service.find_by_external_ref(
+            conn, principal=principal, external_ref=payload.external_ref
+        ):
+            raise _duplicate(payload.external_ref)
+        created = await service.create_v1(
+            conn,
+            principal=principal,
+            request=payload,
+            intake=service.IntakeSettings(
+                box=services.box,
+                base_url=settings.base_url,
+                assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
+            ),
+        )
+        response = idempotency.StoredResponse(201, msgspec.json.encode(created))
+        await idempotency.remember(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            key=key,
+            request_fingerprint=request_print,
+            response=response,
+            ttl_seconds=settings.idempotency_ttl_seconds,
+        )
+    return Response(content=response.body, status_code=201, media_type=JSON)
+
+
+async def _after_conflict(
+    services: Services,
+    principal: Principal,
+    payload: ReferralCreateV1,
+    key: str,
+    request_print: str,
+) -> Response[bytes]:
+    """A concurrent request won a unique index race; answer as if we had come second."""
+    async with services.db.read() as conn:
+        winner = await idempotency.read_committed(
+            conn, partner_id=principal.partner_id, environment=principal.environment, key=key
+        )
+    if winner is not None:
+        winner_print, stored = winner
+        if winner_print != request_print:
+            raise ApiError(
+                422,
+                "idempotency_key_reused",
+                "This Idempotency-Key was already used with a different request body.",
+                fields={"Idempotency-Key": "Use a new key for a different request."},
+            )
+        return _replay(stored)
+    raise _duplicate(payload.external_ref)
+
+
+def _duplicate(external_ref: str) -> ApiError:
+    return ApiError(
+        409,
+        "duplicate_external_ref",
+        "A referral with this external_ref already exists; retrieve it with "
+        "GET /api/v1/partners/referrals?external_ref=...",
+        fields={"external_ref": "Already used by another referral."},
+    )
+
+
+@get("/api/v1/partners/referrals/{referral_id:str}")
+async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.read() as conn:
+        row = await service.get_referral(conn, principal=principal, referral_id=referral_id)
+    if row is None:
+        raise ApiError(404, "not_found", "No referral with this identifier.")
+    return _json(v1_record(row, principal))
+
+
+@get("/api/v1/partners/referrals")
+async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    query = request.query_params
+    problems: dict[str, str] = {}
+    limit = _limit(query.get("limit"), problems)
+    status = query.get("status")
+    if status is not None and status not in STATUSES:
+        problems["status"] = f"Must be one of: {', '.join(STATUSES)}."
+    created_from = _timestamp(query.get("created_from"), "created_from", problems)
+    created_to = _timestamp(query.get("created_to"), "created_to", problems)
+    cursor = query.get("cursor")
+    before_id = None
+    if cursor:
+        before_id = service.decode_cursor(cursor)
+        if before_id is None:
+            problems["cursor"] = "Not a cursor returned by this API."
+    external_ref = query.get("external_ref")
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    async with services.db.read() as conn:
+        if external_ref is not None:
+            row = await service.find_by_external_ref(
+                conn, principal=principal, external_ref=external_ref
+            )
+            rows, has_more = ([row] if row is not None else []), False
+        else:
+            rows, has_more = await service.list_referrals(
+                conn,
+                principal=principal,
+                status=status,
+                created_from=created_from,
+                created_to=created_to,
+                before_id=before_id,
+                limit=limit,
+            )
+    data = [v1_record(row, principal) for row in rows]
+    next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
+    return _json({"data": data, "has_more": has_more, "next_cursor": next_cursor})
+
+
+def _limit(raw: str | None, problems: dict[str, str]) -> int:
+    if raw is None:
+        return 20
+    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        problems["limit"] = "Must be an integer from 1 to 100."
+        return 20
+    return int(raw)
+
+
+def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:
+    if raw is None:
+        return None
+    try:
+        return fields.utc_timestamp_any(raw)
+    except ValueError as exc:
+        problems[name] = str(exc)
+        return None
+
+
+ROUTES = [create_referral, get_referral, list_referrals]

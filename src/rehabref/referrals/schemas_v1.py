@@ -1,0 +1,196 @@
+"""Shape V1 (external_ref model): create request, create response and referral record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StringConstraints,
+    model_validator,
+)
+
+from rehabref import fields
+
+CareMode = Literal["remote", "face_to_face", "either"]
+PreferredContact = Literal["messaging", "sms", "email"]
+Route = Literal["contact", "assistant"]
+ReferralStatus = Literal[
+    "received",
+    "contact_pending",
+    "assistant_started",
+    "booked",
+    "attended",
+    "paid",
+    "closed",
+    "cancelled",
+]
+NextAction = Literal[
+    "start_assistant",
+    "await_contact",
+    "complete_assistant",
+    "attend_appointment",
+    "record_payment",
+    "close_referral",
+    "none",
+]
+
+_strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class PatientV1(BaseModel):
+    model_config = _strict
+
+    first_name: fields.text(100)  # type: ignore[valid-type]
+    phone: fields.Phone | None = None
+    email: fields.Email | None = None
+    city: fields.text(100)  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _one_contact_method(self) -> PatientV1:
+        if self.phone is None and self.email is None:
+            raise ValueError("Provide at least one contact method: phone (E.164) or email.")
+        return self
+
+
+class ConsentV1(BaseModel):
+    model_config = _strict
+
+    accepted: StrictBool
+    accepted_at: fields.UtcTimestamp
+    version: fields.text(64)  # type: ignore[valid-type]
+    source: fields.text(64)  # type: ignore[valid-type]
+
+    @model_validator(mode="after")
+    def _must_accept(self) -> ConsentV1:
+        if self.accepted is not True:
+            raise ValueError("The patient's consent must be accepted (accepted: true).")
+        return self
+
+
+class ReferralCreateV1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        str_strip_whitespace=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "external_ref": "HOSP-2026-000123",
+                    "patient": {
+                        "first_name": "Amaka",
+                        "phone": "+2348031234567",
+                        "city": "Lagos",
+                    },
+                    "reason": "Lower back pain after lifting; physiotherapy recommended",
+                    "care_mode": "either",
+                    "preferred_contact": "messaging",
+                    "route": "assistant",
+                    "consent": {
+                        "accepted": True,
+                        "accepted_at": "2026-11-20T09:30:00Z",
+                        "version": "2026-01",
+                        "source": "clinic_form",
+                    },
+                    "metadata": {"campaign": "back-care-week"},
+                }
+            ]
+        },
+    )
+
+    external_ref: Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1, max_length=255),
+        AfterValidator(fields.plain_text),
+    ]
+    patient: PatientV1
+    reason: fields.text(500)  # type: ignore[valid-type]
+    care_mode: CareMode
+    preferred_contact: PreferredContact
+    route: Route
+    consent: ConsentV1
+    metadata: Annotated[dict[str, Any], AfterValidator(fields.metadata)] | None = None
+
+    @model_validator(mode="after")
+    def _channel_reachable(self) -> ReferralCreateV1:
+        if self.preferred_contact == "email" and self.patient.email is None:
+            raise ValueError("preferred_contact is email but patient.email is missing.")
+        if self.preferred_contact in {"sms", "messaging"} and self.patient.phone is None:
+            raise ValueError(
+                f"preferred_contact is {self.preferred_contact} but patient.phone is missing."
+            )
+        return self
+
+    def consent_time(self) -> datetime:
+        return fields.utc_timestamp(self.consent.accepted_at)
+
+
+class ReferralCreatedV1(BaseModel):
+    """HTTP 201 body of a Shape V1 create."""
+
+    referral_id: str = Field(examples=["ref_01jd3k7v5n8q2w4e6r8t0y2u4i"])
+    external_ref: str
+    status: ReferralStatus
+    care_mode: CareMode
+    next_action: NextAction
+    assistant_session_url: str | None = Field(
+        description="Short-lived link for the patient only (route=assistant); null for contact. "
+        "Do not log it or use it as an identifier."
+    )
+    created_at: str = Field(examples=["2026-11-21T10:00:00.000Z"])
+
+
+class PatientSummaryV1(BaseModel):
+    first_name: str
+    city: str
+
+
+class ConsentRecordV1(BaseModel):
+    accepted: bool
+    accepted_at: str
+    version: str
+    source: str
+
+
+class AppointmentV1(BaseModel):
+    status: Literal["booked", "attended", "cancelled"]
+    scheduled_at: str | None
+    care_mode: str | None
+
+
+class PaymentV1(BaseModel):
+    currency: str
+    amount_minor: int
+    partner_commission_minor: int | None
+    commission_status: str | None
+
+
+class ReferralRecordV1(BaseModel):
+    """The V1 referral record: referral, contact, appointment and commercial status only."""
+
+    referral_id: str
+    external_ref: str
+    status: ReferralStatus
+    care_mode: CareMode
+    route: Route
+    preferred_contact: PreferredContact
+    next_action: NextAction
+    patient: PatientSummaryV1
+    consent: ConsentRecordV1
+    metadata: dict[str, Any] | None
+    appointment: AppointmentV1 | None
+    payment: PaymentV1 | None = Field(
+        description="Present only when the partner's commercial agreement shows payments."
+    )
+    created_at: str
+    updated_at: str
+
+
+class ReferralListV1(BaseModel):
+    data: list[ReferralRecordV1]
+    has_more: bool
+    next_cursor: str | None

@@ -1,0 +1,213 @@
+"""Referral creation and lookup. Keyword-only functions on a caller-owned connection."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import iso, utcnow
+from rehabref.db import table
+from rehabref.events.outbox import NewEvent, record_events
+from rehabref.ids import new_id
+from rehabref.instance_secret import SecretBox
+from rehabref.intake.service import open_assistant_session, open_contact_task
+from rehabref.partners.auth import Principal
+from rehabref.referrals.models import Referral, ReferralTransition
+from rehabref.referrals.schemas_v1 import ReferralCreateV1
+from rehabref.referrals.status import next_action
+
+_referrals = table(Referral)
+_transitions = table(ReferralTransition)
+
+_CURSOR_ID = re.compile(r"^ref_[0-9a-z]{26}$")
+
+
+@dataclass(frozen=True)
+class IntakeSettings:
+    box: SecretBox
+    base_url: str
+    assistant_ttl_seconds: int
+
+
+def actor_of(principal: Principal) -> str:
+    return f"partner:{principal.partner_id}:{principal.key_id}"
+
+
+async def create_v1(
+    conn: AsyncConnection,
+    *,
+    principal: Principal,
+    request: ReferralCreateV1,
+    intake: IntakeSettings,
+) -> dict[str, Any]:
+    """Create a Shape V1 referral, start its intake, write its events; returns the 2.3 body."""
+    now = utcnow()
+    referral_id = new_id("ref")
+    status = "contact_pending" if request.route == "contact" else "received"
+    await conn.execute(
+        insert(_referrals),
+        {
+            "id": referral_id,
+            "partner_id": principal.partner_id,
+            "environment": principal.environment,
+            "shape": "v1",
+            "status": status,
+            "external_ref": request.external_ref,
+            "patient_first_name": request.patient.first_name,
+            "patient_phone": request.patient.phone,
+            "patient_email": request.patient.email,
+            "patient_city": request.patient.city,
+            "reason": request.reason,
+            "care_mode": request.care_mode,
+            "preferred_contact": request.preferred_contact,
+            "route": request.route,
+            "consent_accepted": request.consent.accepted,
+            "consent_accepted_at": request.consent_time(),
+            "consent_version": request.consent.version,
+            "consent_source": request.consent.source,
+            "partner_metadata": request.metadata,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    actor = actor_of(principal)
+    history = [_transition(referral_id, None, "received", actor, "referral created", now)]
+    base_data = {
+        "referral_id": referral_id,
+        "external_ref": request.external_ref,
+        "care_mode": request.care_mode,
+        "route": request.route,
+    }
+    events = [NewEvent("referral.created", {**base_data, "status": "received"}, referral_id)]
+    assistant_url = None
+    if request.route == "contact":
+        task_id = await open_contact_task(
+            conn,
+            referral_id=referral_id,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            channel=request.preferred_contact,
+            purpose="initial_contact",
+            now=now,
+        )
+        history.append(
+            _transition(referral_id, "received", status, "system", "contact task opened", now)
+        )
+        events.append(
+            NewEvent(
+                "contact.requested",
+                {
+                    **base_data,
+                    "status": status,
+                    "contact_task_id": task_id,
+                    "channel": request.preferred_contact,
+                },
+                referral_id,
+            )
+        )
+    else:
+        assistant_url = await open_assistant_session(
+            conn,
+            box=intake.box,
+            referral_id=referral_id,
+            now=now,
+            ttl_seconds=intake.assistant_ttl_seconds,
+            base_url=intake.base_url,
+        )
+    await conn.execute(insert(_transitions), history)
+    await record_events(
+        conn, partner_id=principal.partner_id, environment=principal.environment, events=events
+    )
+    return {
+        "referral_id": referral_id,
+        "external_ref": request.external_ref,
+        "status": status,
+        "care_mode": request.care_mode,
+        "next_action": next_action(status, request.route),
+        "assistant_session_url": assistant_url,
+        "created_at": iso(now),
+    }
+
+
+def _transition(
+    referral_id: str,
+    from_status: str | None,
+    to_status: str,
+    actor: str,
+    reason: str,
+    now: datetime,
+) -> dict[str, Any]:
+    return {
+        "id": new_id("trn"),
+        "referral_id": referral_id,
+        "from_status": from_status,
+        "to_status": to_status,
+        "actor": actor,
+        "reason": reason,
+        "created_at": now,
+    }
+
+
+def _scoped(principal: Principal) -> Any:
+    return select(_referrals).where(
+        _referrals.c.partner_id == principal.partner_id,
+        _referrals.c.environment == principal.environment,
+    )
+
+
+async def get_referral(
+    conn: AsyncConnection, *, principal: Principal, referral_id: str
+) -> Row[Any] | None:
+    return (await conn.execute(_scoped(principal).where(_referrals.c.id == referral_id))).first()
+
+
+async def find_by_external_ref(
+    conn: AsyncConnection, *, principal: Principal, external_ref: str
+) -> Row[Any] | None:
+    return (
+        await conn.execute(_scoped(principal).where(_referrals.c.external_ref == external_ref))
+    ).first()
+
+
+def encode_cursor(referral_id: str) -> str:
+    return base64.urlsafe_b64encode(f"v1:{referral_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    version, _, referral_id = text.partition(":")
+    return referral_id if version == "v1" and _CURSOR_ID.match(referral_id) else None
+
+
+async def list_referrals(
+    conn: AsyncConnection,
+    *,
+    principal: Principal,
+    status: str | None,
+    created_from: datetime | None,
+    created_to: datetime | None,
+    before_id: str | None,
+    limit: int,
+) -> tuple[list[Row[Any]], bool]:
+    """Newest first; keyset on the time-ordered id. Returns (rows, has_more)."""
+    query = _scoped(principal)
+    if status is not None:
+        query = query.where(_referrals.c.status == status)
+    if created_from is not None:
+        query = query.where(_referrals.c.created_at >= created_from)
+    if created_to is not None:
+        query = query.where(_referrals.c.created_at < created_to)
+    if before_id is not None:
+        query = query.where(_referrals.c.id < before_id)
+    rows = (await conn.execute(query.order_by(_referrals.c.id.desc()).limit(limit + 1))).all()
+    return list(rows[:limit]), len(rows) > limit

@@ -1,0 +1,65 @@
+"""Reading JSON request bodies and turning Pydantic errors into the spec's field map."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import msgspec
+from litestar import Request
+from pydantic import BaseModel, ValidationError
+
+from rehabref.errors import ApiError
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+_MESSAGES = {
+    "missing": "This field is required.",
+    "extra_forbidden": "Unknown field.",
+    "string_type": "Must be a string.",
+    "bool_type": "Must be true or false.",
+    "int_type": "Must be an integer.",
+    "dict_type": "Must be a JSON object.",
+    "model_type": "Must be a JSON object.",
+}
+
+
+async def json_object(request: Request[Any, Any, Any]) -> dict[str, Any]:
+    content_type = request.headers.get("content-type", "")
+    if content_type.split(";", 1)[0].strip().lower() != "application/json":
+        raise ApiError(
+            400,
+            "malformed_request",
+            "Send the body as JSON with Content-Type: application/json.",
+            fields={"Content-Type": "Must be application/json."},
+        )
+    raw = await request.body()  # enforces the 1 MiB limit (413)
+    try:
+        body = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        raise ApiError(400, "malformed_request", "The request body is not valid JSON.") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "malformed_request", "The request body must be a JSON object.")
+    return body
+
+
+def field_errors(error: ValidationError) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in error.errors(include_url=False, include_input=False):
+        path = ".".join(str(part) for part in item["loc"]) or "body"
+        if path in result:
+            continue
+        message = _MESSAGES.get(item["type"]) or str(item["msg"])
+        result[path] = message.removeprefix("Value error, ")
+    return result
+
+
+def validate(model: type[ModelT], body: dict[str, Any]) -> ModelT:
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise ApiError(
+            422,
+            "validation_error",
+            "Some fields are invalid; see error.fields.",
+            fields=field_errors(exc),
+        ) from None

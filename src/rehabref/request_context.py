@@ -1,0 +1,72 @@
+"""Outermost ASGI layer: request id, access log line, and log context for each request."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from rehabref.logging import partner_id_var, request_id_var
+
+access_log = logging.getLogger("rehabref.access")
+
+# A partner's trace id is echoed only if it is short and plain; otherwise we make our own.
+_VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await self.app(scope, receive, send)
+            return
+        request_id = _incoming_request_id(scope) or f"req_{uuid.uuid4().hex}"
+        state: dict[str, Any] = scope.setdefault("state", {})
+        state["request_id"] = request_id
+        request_token = request_id_var.set(request_id)
+        partner_token = partner_id_var.set(None)
+        started = time.perf_counter()
+        status_holder = [500]
+        header = (b"x-request-id", request_id.encode())
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder[0] = message["status"]
+                headers = list(message.get("headers", []))
+                headers.append(header)
+                for name, value in state.get("rate_limit_headers", {}).items():
+                    headers.append((name.lower().encode(), value.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            access_log.info(
+                "request",
+                extra={
+                    "method": scope.get("method"),
+                    # The route template, never the raw path: paths can carry patient tokens.
+                    "route": scope.get("path_template") or "unmatched",
+                    "status": status_holder[0],
+                    "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+                    "partner_id": state.get("partner_id"),
+                },
+            )
+            request_id_var.reset(request_token)
+            partner_id_var.reset(partner_token)
+
+
+def _incoming_request_id(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"x-request-id":
+            text = value.decode("latin-1").strip()
+            return text if _VALID_REQUEST_ID.match(text) else None
+    return None

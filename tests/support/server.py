@@ -1,0 +1,70 @@
+"""A real rehabref server (uvicorn in a subprocess) on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    def __init__(self, database_url: str, log_path: Path, **env: str) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_path
+        self.env = {
+            **os.environ,
+            "REHABREF_DATABASE_URL": database_url,
+            "REHABREF_HOST": "127.0.0.1",
+            "REHABREF_PORT": str(self.port),
+            "REHABREF_RATE_LIMIT": "100000/second",
+            "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
+            "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
+            **env,
+        }
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, *args: str) -> ServerProcess:
+        self._log = self.log_path.open("ab")
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "rehabref.cli", "serve", "--workers", "1", *args],
+            env=self.env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.base_url}/readyz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not become ready")
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+        if getattr(self, "_log", None):
+            self._log.close()
+
+    def logs(self) -> str:
+        return self.log_path.read_text(errors="replace")

@@ -25,6 +25,10 @@ partners_app = typer.Typer(help="Onboard partners and manage their keys.", no_ar
 keys_app = typer.Typer(help="Rotate, revoke and list a partner's API keys.", no_args_is_help=True)
 partners_app.add_typer(keys_app, name="keys")
 app.add_typer(partners_app, name="partners")
+operators_app = typer.Typer(
+    help="Coordinator (operator) tokens for the ops API.", no_args_is_help=True
+)
+app.add_typer(operators_app, name="operators")
 
 
 def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
@@ -221,6 +225,24 @@ def keys_list(partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")
         typer.echo(json.dumps(_run(work), indent=2))
     except PartnerError as exc:
         _fail(str(exc))
+
+
+@operators_app.command("create")
+def operators_create(
+    name: Annotated[str, typer.Option(help="Operator name.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = False,
+) -> None:
+    """Create an operator; prints its ops API token once (stored only as a hash)."""
+    from rehabref.ops.auth import create_operator
+
+    if not name.strip():
+        _fail("name must not be empty")
+
+    async def work(db: Database, settings: Settings) -> dict[str, str]:
+        async with db.write() as conn:
+            return await create_operator(conn, name=name)
+
+    _print_once(_run(work), as_json)
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from rehabref.events import models as _events  # noqa: F401
 from rehabref.idempotency import models as _idempotency  # noqa: F401
 from rehabref.instance_secret import InstanceSetting as _InstanceSetting  # noqa: F401
 from rehabref.intake import models as _intake  # noqa: F401
+from rehabref.ops import models as _ops  # noqa: F401
 from rehabref.partners import models as _partners  # noqa: F401
 from rehabref.referrals import models as _referrals  # noqa: F401
 

@@ -16,7 +16,8 @@ from litestar.response import Template
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from rehabref.openapi.operations import OPERATIONS, SCHEMA_MODELS, Operation
+from rehabref.openapi.operations import Operation
+from rehabref.openapi.registry import OPERATIONS, SCHEMA_MODELS
 
 REF = "#/components/schemas/{model}"
 

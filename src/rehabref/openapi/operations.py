@@ -1,4 +1,4 @@
-"""Every documented operation: paths, parameters, request and response models."""
+"""Building blocks for describing operations; each domain lists its own in ``api_docs.py``."""
 
 from __future__ import annotations
 
@@ -8,13 +8,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from rehabref.errors_schema import ErrorBody
-from rehabref.referrals.schemas_v1 import (
-    ReferralCreatedV1,
-    ReferralCreateV1,
-    ReferralListV1,
-    ReferralRecordV1,
-)
-from rehabref.referrals.status import STATUSES
 
 ResponseSpec = tuple[str, type[BaseModel] | None, dict[str, str]]
 
@@ -85,91 +78,4 @@ class Operation:
         return {"$ref": f"#/components/schemas/{self.request_model.__name__}"}
 
 
-_OK = {**REQUEST_ID, **RATE_HEADERS}
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation(
-        operation_id="createReferral",
-        method="post",
-        paths=("/api/v1/partners/referrals", "/v1/partner/referrals"),
-        summary="Create a referral",
-        description=(
-            "Creates a referral and starts the patient's intake: `route=assistant` returns a "
-            "short-lived `assistant_session_url` for the patient; `route=contact` queues a human "
-            "follow-up (status `contact_pending`). A retry with the same Idempotency-Key "
-            "replays the original response (header `Idempotent-Replayed: true`)."
-        ),
-        tag="referrals",
-        request_model=ReferralCreateV1,
-        parameters=[
-            header("Idempotency-Key", "Required for Shape V1: one unique value per referral."),
-            header("X-Request-ID", "Your trace id, echoed back."),
-        ],
-        responses={
-            201: ("Referral created (or replayed).", ReferralCreatedV1, _OK),
-            **errors(400, 401, 403, 409, 413, 422, 429),
-        },
-    ),
-    Operation(
-        operation_id="listReferrals",
-        method="get",
-        paths=("/api/v1/partners/referrals",),
-        summary="Query referrals",
-        description=(
-            "Newest first. `external_ref` returns the envelope with that one referral. "
-            "Page with `limit` and the opaque `cursor` from `next_cursor`."
-        ),
-        tag="referrals",
-        parameters=[
-            query("external_ref", {"type": "string"}, "Your reference for the referral."),
-            query(
-                "status",
-                {
-                    "type": "string",
-                    "enum": list(STATUSES),
-                },
-                "Referral status.",
-            ),
-            query(
-                "created_from",
-                {"type": "string", "format": "date-time"},
-                "ISO 8601 UTC; referrals created at or after.",
-            ),
-            query(
-                "created_to",
-                {"type": "string", "format": "date-time"},
-                "ISO 8601 UTC; referrals created before.",
-            ),
-            query(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "Page size.",
-            ),
-            query("cursor", {"type": "string"}, "next_cursor of the previous page."),
-        ],
-        responses={
-            200: ("A page of referrals.", ReferralListV1, _OK),
-            **errors(401, 403, 422, 429),
-        },
-    ),
-    Operation(
-        operation_id="getReferral",
-        method="get",
-        paths=("/api/v1/partners/referrals/{referral_id}",),
-        summary="Retrieve a referral",
-        description="The same record as the external_ref query returns.",
-        tag="referrals",
-        parameters=[
-            {"name": "referral_id", "in": "path", "required": True, "schema": {"type": "string"}}
-        ],
-        responses={200: ("The referral.", ReferralRecordV1, _OK), **errors(401, 403, 404, 429)},
-    ),
-)
-
-SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
-    ErrorBody,
-    ReferralCreateV1,
-    ReferralCreatedV1,
-    ReferralRecordV1,
-    ReferralListV1,
-)
+OK_HEADERS = {**REQUEST_ID, **RATE_HEADERS}

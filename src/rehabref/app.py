@@ -11,17 +11,31 @@ from litestar.template.config import TemplateConfig
 from litestar.types import ASGIApp
 
 from rehabref import health
+from rehabref.care import endpoints as care_endpoints
+from rehabref.care import ops_endpoints as care_ops_endpoints
 from rehabref.config import Settings, load_settings
+from rehabref.console import routes as console_routes
 from rehabref.db import Database
+from rehabref.eligibility import endpoints as eligibility_endpoints
 from rehabref.errors import ApiError, handle_api_error, handle_http_exception, handle_unexpected
+from rehabref.events import endpoints as event_endpoints
+from rehabref.events import ops_endpoints as event_ops_endpoints
+from rehabref.events import worker as delivery_worker
 from rehabref.instance_secret import SecretBox, load_secret_key
 from rehabref.intake import pages as intake_pages
+from rehabref.intake.messaging import messaging_from_env
+from rehabref.links import endpoints as link_endpoints
+from rehabref.links import public as link_pages
 from rehabref.logging import configure_logging
+from rehabref.matching import endpoints as matching_endpoints
 from rehabref.openapi import document as openapi_document
+from rehabref.ops import endpoints as ops_endpoints
 from rehabref.partners.auth import Authenticator
 from rehabref.referrals import endpoints as referral_endpoints
 from rehabref.request_context import RequestContextMiddleware
+from rehabref.sandbox import trigger as sandbox_trigger
 from rehabref.services import Services
+from rehabref.tracking import pages as tracking_pages
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -42,9 +56,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 rate_limit=settings.rate_limit,
                 redis_url=settings.redis_url,
             ),
+            messaging=messaging_from_env(db),
+        )
+        app.state.delivery_worker = delivery_worker.start_in_process(
+            db, app.state.services.box, settings
         )
 
     async def stop(app: Litestar) -> None:
+        handle = getattr(app.state, "delivery_worker", None)
+        if handle is not None:
+            await handle.shutdown()
         services: Services | None = getattr(app.state, "services", None)
         if services is not None:
             await services.db.dispose()
@@ -54,6 +75,18 @@ def create_app(settings: Settings | None = None) -> Litestar:
             *health.ROUTES,
             *referral_endpoints.ROUTES,
             *intake_pages.ROUTES,
+            *tracking_pages.ROUTES,
+            *eligibility_endpoints.ROUTES,
+            *ops_endpoints.ROUTES,
+            *matching_endpoints.ROUTES,
+            *care_endpoints.ROUTES,
+            *care_ops_endpoints.ROUTES,
+            *link_endpoints.ROUTES,
+            *link_pages.ROUTES,
+            *console_routes.ROUTES,
+            *event_endpoints.ROUTES,
+            *event_ops_endpoints.ROUTES,
+            *sandbox_trigger.ROUTES,
             *openapi_document.ROUTES,
         ],
         exception_handlers={

@@ -12,7 +12,9 @@ import typer
 
 from rehabref.config import Settings, load_settings
 from rehabref.db import Database
+from rehabref.eligibility.cli import members_app
 from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.matching.cli import physios_app
 
 T = TypeVar("T")
 
@@ -24,11 +26,15 @@ app = typer.Typer(
 partners_app = typer.Typer(help="Onboard partners and manage their keys.", no_args_is_help=True)
 keys_app = typer.Typer(help="Rotate, revoke and list a partner's API keys.", no_args_is_help=True)
 partners_app.add_typer(keys_app, name="keys")
+webhook_secret_app = typer.Typer(help="Webhook signing secrets.", no_args_is_help=True)
+partners_app.add_typer(webhook_secret_app, name="webhook-secret")
 app.add_typer(partners_app, name="partners")
 operators_app = typer.Typer(
     help="Coordinator (operator) tokens for the ops API.", no_args_is_help=True
 )
 app.add_typer(operators_app, name="operators")
+app.add_typer(physios_app, name="physios")
+app.add_typer(members_app, name="members")
 
 
 def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
@@ -225,6 +231,47 @@ def keys_list(partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")
         typer.echo(json.dumps(_run(work), indent=2))
     except PartnerError as exc:
         _fail(str(exc))
+
+
+@app.command()
+def worker() -> None:
+    """Run the webhook delivery worker (and periodic jobs) until SIGTERM/SIGINT."""
+    import uvloop
+
+    from rehabref.events.standalone import run_standalone
+    from rehabref.logging import configure_logging
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(run_standalone(settings))
+
+
+@webhook_secret_app.command("rotate")
+def webhook_secret_rotate(
+    partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")],
+    env: Annotated[str, typer.Option("--env", help="test or live.")],
+    overlap_hours: Annotated[
+        float, typer.Option(help="Hours the previous secret keeps signing too.")
+    ] = 24,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Issue a new webhook secret (printed once); both sign deliveries during the overlap."""
+    from rehabref.events.secrets import SecretRotationError, rotate_secret
+
+    async def work(db: Database, settings: Settings) -> dict[str, str]:
+        box = await _box(db, settings)
+        async with db.write() as conn:
+            return await rotate_secret(
+                conn, box=box, partner_id=partner, environment=env, overlap_hours=overlap_hours
+            )
+
+    try:
+        result = _run(work)
+    except SecretRotationError as exc:
+        _fail(str(exc))
+        return
+    _print_once(result, as_json)
 
 
 @operators_app.command("create")

@@ -29,6 +29,10 @@ class Settings:
     auth_cache_seconds: float = 5.0
     assistant_session_ttl_seconds: int = 24 * 3600
     idempotency_ttl_seconds: int = 24 * 3600
+    # Hosted link form + console login attempts per client IP; submissions per link; page views.
+    form_rate_limit_ip: str = "10/minute"
+    link_rate_limit: str = "100/hour"
+    page_rate_limit_ip: str = "120/minute"
 
     @property
     def base_url(self) -> str:
@@ -54,4 +58,8 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         webhook_retry_base_seconds=float(source.get("REHABREF_WEBHOOK_RETRY_BASE_SECONDS") or 5),
         secret_key=source.get("REHABREF_SECRET_KEY") or None,
         log_level=(source.get("REHABREF_LOG_LEVEL") or "INFO").upper(),
+        auth_cache_seconds=float(source.get("REHABREF_AUTH_CACHE_SECONDS") or 5),
+        form_rate_limit_ip=source.get("REHABREF_FORM_RATE_LIMIT_IP") or "10/minute",
+        link_rate_limit=source.get("REHABREF_LINK_RATE_LIMIT") or "100/hour",
+        page_rate_limit_ip=source.get("REHABREF_PAGE_RATE_LIMIT_IP") or "120/minute",
     )

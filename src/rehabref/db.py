@@ -68,7 +68,7 @@ def _sqlite_engine(url: str, begin_statement: str) -> AsyncEngine:
 
 
 class Database:
-    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+    def __init__(self, url: str, *, pool_size: int = 20) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         target = async_url(url)
@@ -76,8 +76,10 @@ class Database:
             self._writer = _sqlite_engine(target, "BEGIN IMMEDIATE")
             self._reader = _sqlite_engine(target, "BEGIN")
         else:
+            # No overflow: under load, requests queue for a pooled connection instead of
+            # opening and closing extra ones (connection churn cost more than the wait).
             self._writer = create_async_engine(
-                target, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False
+                target, pool_size=pool_size, max_overflow=0, pool_timeout=30
             )
             # Reads are single statements: autocommit saves a BEGIN/COMMIT round trip each.
             self._reader = self._writer.execution_options(isolation_level="AUTOCOMMIT")

@@ -107,5 +107,11 @@ def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Respon
     # The exception type only: messages may carry request data.
     frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f"{frame[0].filename}:{frame[0].lineno}" if frame else "unknown"
-    log.error("unhandled error", extra={"error_type": type(exc).__name__, "where": where})
+    # A database error's SQLSTATE says what went wrong without quoting any data.
+    origin = getattr(exc, "orig", None)
+    sqlstate = getattr(origin, "sqlstate", None) or getattr(origin, "sqlite_errorname", None)
+    log.error(
+        "unhandled error",
+        extra={"error_type": type(exc).__name__, "where": where, "sqlstate": sqlstate},
+    )
     return error_response(request, ApiError(500))

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import msgspec
 import phonenumbers
 from pydantic import AfterValidator, StringConstraints
+from pydantic_core import PydanticCustomError
 
 _EMAIL = re.compile(
     r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)+$"
@@ -33,6 +34,17 @@ _HEALTH_KEYS = {
     "icd10",
     "icd_10",
 }
+
+
+def error_at(field_path: str, message: str) -> PydanticCustomError:
+    """A model-level rule's error, reported at ``field_path`` (relative to the model)."""
+    return PydanticCustomError("value_error", message, {"field_path": field_path})
+
+
+def accepted(value: bool) -> bool:
+    if value is not True:
+        raise ValueError("The patient's consent must be accepted (accepted: true).")
+    return value
 
 
 def e164(value: str) -> str:

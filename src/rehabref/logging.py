@@ -33,6 +33,19 @@ _PATTERNS = [
     (re.compile(r"\b0[789]\d{9}\b"), "[phone]"),
 ]
 
+QUIET_LOGGERS = (
+    "aiosqlite",
+    "asyncpg",
+    "sqlalchemy",
+    "alembic",
+    "httpx",
+    "httpcore",
+    "psycopg",
+    "redis",
+    "limits",
+    "multipart",
+)
+
 # Attributes every LogRecord has; anything else passed through ``extra`` is emitted.
 _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime"}
 
@@ -75,6 +88,10 @@ def configure_logging(level: str = "INFO") -> None:
     root.setLevel(level)
     # The server's own access log prints raw paths (which can hold patient tokens).
     logging.getLogger("uvicorn.access").disabled = True
+    # Drivers and HTTP clients log statement parameters and URLs at DEBUG (patient data,
+    # webhook targets): keep them at WARNING whatever the service's own level is.
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
     for name in ("uvicorn", "uvicorn.error"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True

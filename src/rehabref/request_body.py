@@ -37,6 +37,8 @@ async def json_object(request: Request[Any, Any, Any]) -> dict[str, Any]:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         raise ApiError(400, "malformed_request", "The request body is not valid JSON.") from None
+    except RecursionError:  # msgspec gives up on very deep nesting (e.g. 100k brackets)
+        raise ApiError(400, "malformed_request", "The request body is nested too deeply.") from None
     if not isinstance(body, dict):
         raise ApiError(400, "malformed_request", "The request body must be a JSON object.")
     return body
@@ -45,7 +47,12 @@ async def json_object(request: Request[Any, Any, Any]) -> dict[str, Any]:
 def field_errors(error: ValidationError) -> dict[str, str]:
     result: dict[str, str] = {}
     for item in error.errors(include_url=False, include_input=False):
-        path = ".".join(str(part) for part in item["loc"]) or "body"
+        parts = [str(part) for part in item["loc"]]
+        # Cross-field rules name the field they blame in ctx (see ``fields.error_at``).
+        blamed = (item.get("ctx") or {}).get("field_path")
+        if isinstance(blamed, str):
+            parts.append(blamed)
+        path = ".".join(parts) or "body"
         if path in result:
             continue
         message = _MESSAGES.get(item["type"]) or str(item["msg"])

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
+import secrets
 import time
-import uuid
 from typing import Any
 
 from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Message,
+    Receive,
+    Scope,
+    Send,
+)
 
+from rehabref.errors import error_body
 from rehabref.logging import partner_id_var, request_id_var
 
 access_log = logging.getLogger("rehabref.access")
@@ -27,7 +37,7 @@ class RequestContextMiddleware:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
-        request_id = _incoming_request_id(scope) or f"req_{uuid.uuid4().hex}"
+        request_id = _incoming_request_id(scope) or _next_request_id()
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         request_token = request_id_var.set(request_id)
@@ -47,7 +57,11 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            if _has_nul(scope):
+                # NUL never belongs in a URL, and PostgreSQL text cannot hold it (would be a 500).
+                await _malformed_url(send_with_id, request_id)
+            else:
+                await self.app(scope, receive, send_with_id)
         finally:
             access_log.info(
                 "request",
@@ -64,9 +78,43 @@ class RequestContextMiddleware:
             partner_id_var.reset(partner_token)
 
 
+_PROCESS_TAG = secrets.token_hex(11)
+_sequence = itertools.count(1)
+
+
+def _next_request_id() -> str:
+    # Unique, not secret: a random per-process tag and a counter (cheaper than uuid4).
+    return f"req_{_PROCESS_TAG}{next(_sequence):010x}"
+
+
 def _incoming_request_id(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"x-request-id":
             text = value.decode("latin-1").strip()
             return text if _VALID_REQUEST_ID.match(text) else None
     return None
+
+
+def _has_nul(scope: Scope) -> bool:
+    query: bytes = scope.get("query_string", b"")
+    return "\x00" in scope.get("path", "") or b"%00" in query or b"\x00" in query
+
+
+async def _malformed_url(send: Send, request_id: str) -> None:
+    body = error_body(
+        code="malformed_request",
+        message="The URL contains a NUL character.",
+        fields={},
+        request_id=request_id,
+    )
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": 400,
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+    }
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)

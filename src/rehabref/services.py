@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from litestar import Request
 
 from rehabref.config import Settings
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox
+from rehabref.intake.messaging import MessagingAdapter, SandboxMessaging
 from rehabref.partners.auth import Authenticator
 
 
@@ -18,6 +19,8 @@ class Services:
     db: Database
     box: SecretBox
     auth: Authenticator
+    # Outbound patient messages; app start-up picks it from REHABREF_MESSAGING.
+    messaging: MessagingAdapter = field(default_factory=SandboxMessaging)
 
 
 def services_of(request: Request) -> Services:  # type: ignore[type-arg]

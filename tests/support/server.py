@@ -29,6 +29,8 @@ class ServerProcess:
             "REHABREF_HOST": "127.0.0.1",
             "REHABREF_PORT": str(self.port),
             "REHABREF_RATE_LIMIT": "100000/second",
+            "REHABREF_FORM_RATE_LIMIT_IP": "100000/minute",
+            "REHABREF_PAGE_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
             **env,

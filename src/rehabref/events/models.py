@@ -58,6 +58,8 @@ class Delivery(Base):
     attempt_count: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # The worker holding the lease; results are written only by the claim's holder.
+    claimed_by: Mapped[str | None] = mapped_column(String(40), nullable=True)
     # Sandbox scenario 5: the first N attempts answer with a simulated HTTP 500.
     simulated_failures: Mapped[int] = mapped_column(Integer, default=0)
     last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)

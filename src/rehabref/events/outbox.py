@@ -11,18 +11,31 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
-from rehabref.events.catalogue import EVENT_TYPES
+from rehabref.events.catalogue import EVENT_TYPES, within_boundary
 from rehabref.events.models import Delivery, Event, WebhookEndpoint
+from rehabref.fastsql import Statement, execute_many, fetch_all, fetch_one
 from rehabref.ids import new_id
+from rehabref.partners.models import Partner
 
 _events = table(Event)
 _deliveries = table(Delivery)
 _endpoints = table(WebhookEndpoint)
+_partners = table(Partner)
+_CONTRACT = Statement(select(_partners.c.contract).where(_partners.c.id == bindparam("partner_id")))
+_ACTIVE_ENDPOINTS = Statement(
+    select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events).where(
+        _endpoints.c.partner_id == bindparam("partner_id"),
+        _endpoints.c.environment == bindparam("environment"),
+        _endpoints.c.active.is_(True),
+    )
+)
+_INSERT_EVENTS = Statement(insert(_events))
+_INSERT_DELIVERIES = Statement(insert(_deliveries))
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,8 @@ class NewEvent:
     # Sandbox scenario 5: the first N attempts of each delivery answer a simulated HTTP 500.
     simulated_failures: int = 0
     occurred_at: datetime | None = field(default=None)
+    # Deliver to ``extra_targets`` only, not to registered endpoints (sandbox trigger).
+    only_extra_targets: bool = False
 
 
 def envelope(*, event_id: str, event_type: str, occurred_at: datetime, data: dict[str, Any]) -> str:
@@ -44,27 +59,38 @@ def envelope(*, event_id: str, event_type: str, occurred_at: datetime, data: dic
 
 
 async def record_events(
-    conn: AsyncConnection, *, partner_id: str, environment: str, events: list[NewEvent]
+    conn: AsyncConnection,
+    *,
+    partner_id: str,
+    environment: str,
+    events: list[NewEvent],
+    contract: str | None = None,
 ) -> list[str]:
-    """Store events and their pending deliveries in three statements. Never commits."""
+    """Store events and their pending deliveries in four statements. Never commits.
+
+    ``data`` is cut to the partner's data boundary here (no clinical keys for ``v1``), so no
+    emitter can leak clinical content by mistake. Callers that know the partner's contract
+    pass it and save a query.
+    """
     for item in events:
         if item.event_type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {item.event_type}")
-    endpoints = (
-        await conn.execute(
-            select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events).where(
-                _endpoints.c.partner_id == partner_id,
-                _endpoints.c.environment == environment,
-                _endpoints.c.active.is_(True),
-            )
+    if contract is None:
+        found = await fetch_one(conn, _CONTRACT, {"partner_id": partner_id})
+        contract = found.contract if found is not None else "v1"
+    endpoints = [
+        (row.id, row.url, row.enabled_events)
+        for row in await fetch_all(
+            conn, _ACTIVE_ENDPOINTS, {"partner_id": partner_id, "environment": environment}
         )
-    ).all()
+    ]
     event_rows: list[dict[str, Any]] = []
     delivery_rows: list[dict[str, Any]] = []
     now = utcnow()
     for item in events:
         when = item.occurred_at or now
         event_id = new_id("evt")
+        data = within_boundary(item.data, contract=contract)
         event_rows.append(
             {
                 "id": event_id,
@@ -72,9 +98,9 @@ async def record_events(
                 "environment": environment,
                 "type": item.event_type,
                 "referral_id": item.referral_id,
-                "data": item.data,
+                "data": data,
                 "body": envelope(
-                    event_id=event_id, event_type=item.event_type, occurred_at=when, data=item.data
+                    event_id=event_id, event_type=item.event_type, occurred_at=when, data=data
                 ),
                 "occurred_at": when,
             }
@@ -82,17 +108,15 @@ async def record_events(
         targets: list[tuple[str | None, str]] = [
             (endpoint_id, url)
             for endpoint_id, url, enabled in endpoints
-            if not enabled or item.event_type in enabled
+            if not item.only_extra_targets and (not enabled or item.event_type in enabled)
         ]
         targets.extend((None, url) for url in item.extra_targets)
         delivery_rows.extend(
-            _delivery_row(event_id, endpoint_id, url, when, item.simulated_failures)
+            delivery_row(event_id, endpoint_id, url, when, item.simulated_failures)
             for endpoint_id, url in targets
         )
-    if event_rows:
-        await conn.execute(insert(_events), event_rows)
-    if delivery_rows:
-        await conn.execute(insert(_deliveries), delivery_rows)
+    await execute_many(conn, _INSERT_EVENTS, event_rows)
+    await execute_many(conn, _INSERT_DELIVERIES, delivery_rows)
     return [row["id"] for row in event_rows]
 
 
@@ -105,7 +129,7 @@ async def record_event(
     return event_id
 
 
-def _delivery_row(
+def delivery_row(
     event_id: str, endpoint_id: str | None, url: str, when: datetime, simulated_failures: int
 ) -> dict[str, Any]:
     return {
@@ -117,6 +141,7 @@ def _delivery_row(
         "attempt_count": 0,
         "next_attempt_at": when,
         "claimed_until": None,
+        "claimed_by": None,
         "simulated_failures": simulated_failures,
         "last_status_code": None,
         "created_at": when,

@@ -18,12 +18,13 @@ from datetime import timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import delete, insert, select, text
+from sqlalchemy import and_, bindparam, delete, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.fastsql import Statement, execute, fetch_one
 from rehabref.idempotency.models import IdempotencyRecord
 
 _records = table(IdempotencyRecord)
@@ -88,6 +89,28 @@ def _lock_id(partner_id: str, environment: str, key: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+_record_columns = (
+    _records.c.fingerprint,
+    _records.c.response_status,
+    _records.c.response_body,
+    _records.c.expires_at,
+)
+_scope = and_(
+    _records.c.partner_id == bindparam("partner_id"),
+    _records.c.environment == bindparam("environment"),
+    _records.c.key == bindparam("key"),
+)
+# PostgreSQL: try the advisory lock and read the record in one round trip.
+_LOCK_AND_READ = Statement(
+    select(
+        func.pg_try_advisory_xact_lock(bindparam("lock_id")).label("locked"), *_record_columns
+    ).select_from(select(literal(1).label("one")).subquery().outerjoin(_records, _scope))
+)
+_READ = Statement(select(literal(True).label("locked"), *_record_columns).where(_scope))
+_DELETE = Statement(delete(_records).where(_scope))
+_INSERT = Statement(insert(_records))
+
+
 async def lookup(
     conn: AsyncConnection,
     *,
@@ -97,48 +120,31 @@ async def lookup(
     request_fingerprint: str,
 ) -> StoredResponse | None:
     """Inside the write transaction: lock the key (PostgreSQL), then replay or refuse."""
+    scope = {"partner_id": partner_id, "environment": environment, "key": key}
     if conn.dialect.name == "postgresql":
-        locked = (
-            await conn.execute(
-                text("SELECT pg_try_advisory_xact_lock(:lock_id)"),
-                {"lock_id": _lock_id(partner_id, environment, key)},
-            )
-        ).scalar_one()
-        if not locked:
-            raise _in_flight()
-    row = (
-        await conn.execute(
-            select(
-                _records.c.fingerprint,
-                _records.c.response_status,
-                _records.c.response_body,
-                _records.c.expires_at,
-            ).where(
-                _records.c.partner_id == partner_id,
-                _records.c.environment == environment,
-                _records.c.key == key,
-            )
-        )
-    ).first()
-    if row is None:
+        lock_id = _lock_id(partner_id, environment, key)
+        row = await fetch_one(conn, _LOCK_AND_READ, {**scope, "lock_id": lock_id})
+    else:
+        row = await fetch_one(conn, _READ, scope)
+    if row is not None and not row.locked:
+        raise _in_flight()
+    if row is None or row.fingerprint is None:
         return None
     if as_utc(row.expires_at) <= utcnow():
-        await conn.execute(
-            delete(_records).where(
-                _records.c.partner_id == partner_id,
-                _records.c.environment == environment,
-                _records.c.key == key,
-            )
-        )
+        await execute(conn, _DELETE, scope)
         return None
     if row.fingerprint != request_fingerprint:
-        raise ApiError(
-            422,
-            "idempotency_key_reused",
-            "This Idempotency-Key was already used with a different request body.",
-            fields={"Idempotency-Key": "Use a new key for a different request."},
-        )
+        raise key_reused()
     return StoredResponse(status=row.response_status, body=bytes(row.response_body))
+
+
+def key_reused() -> ApiError:
+    return ApiError(
+        422,
+        "idempotency_key_reused",
+        "This Idempotency-Key was already used with a different request body.",
+        fields={"Idempotency-Key": "Use a new key for a different request."},
+    )
 
 
 async def remember(
@@ -151,8 +157,9 @@ async def remember(
     response: StoredResponse,
     ttl_seconds: int,
 ) -> None:
-    await conn.execute(
-        insert(_records),
+    await execute(
+        conn,
+        _INSERT,
         {
             "partner_id": partner_id,
             "environment": environment,

@@ -16,7 +16,7 @@ from litestar.response import Template
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from rehabref.openapi.operations import Operation
+from rehabref.openapi.operations import Operation, errors
 from rehabref.openapi.registry import OPERATIONS, SCHEMA_MODELS
 
 REF = "#/components/schemas/{model}"
@@ -44,7 +44,10 @@ def _operation(op: Operation) -> dict[str, Any]:
             "required": True,
             "content": {"application/json": {"schema": op.request_schema()}},
         }
-    for status, (description, model, headers) in op.responses.items():
+    # Any URL may be refused as malformed (a NUL character, see request_context), so every
+    # operation documents 400 even when its own handler never raises one.
+    responses = {**errors(400), **op.responses}
+    for status, (description, model, headers) in sorted(responses.items()):
         response: dict[str, Any] = {"description": description}
         if model is not None:
             response["content"] = {

@@ -19,7 +19,8 @@ RATE_HEADERS = {
 }
 
 _ERROR_TEXT = {
-    400: "Malformed request: invalid JSON, wrong Content-Type or a missing Idempotency-Key.",
+    400: "Malformed request: invalid JSON, wrong Content-Type, a missing or invalid "
+    "Idempotency-Key, or a NUL character in the URL.",
     401: "Missing, invalid or revoked API key.",
     403: "The key may not call this operation (e.g. a publishable key).",
     404: "Not found for this partner and environment.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Any
 from limits import parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import FixedWindowRateLimiter
+from limits.errors import StorageError
 from litestar import Request
 from sqlalchemy import select
 
@@ -18,6 +20,8 @@ from rehabref.errors import ApiError
 from rehabref.logging import partner_id_var
 from rehabref.partners.keys import hash_key, parse_key
 from rehabref.partners.models import ApiKey, Partner
+
+log = logging.getLogger("rehabref.auth")
 
 _keys = table(ApiKey)
 _partners = table(Partner)
@@ -70,7 +74,20 @@ class Authenticator:
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[float, Principal | None]] = {}
         self._limit = parse(rate_limit)
-        storage: Storage = RedisStorage(f"async+{redis_url}") if redis_url else MemoryStorage()
+        # redis-py (a project dependency) rather than limits' default client, coredis.
+        # Storage failures surface as StorageError (wrap_exceptions) and fail open, see below.
+        storage: Storage = (
+            RedisStorage(
+                f"async+{redis_url}",
+                implementation="redispy",
+                wrap_exceptions=True,
+                socket_timeout=0.5,
+                socket_connect_timeout=0.5,
+            )
+            if redis_url
+            else MemoryStorage()
+        )
+        self._storage_warned_at = 0.0
         self._limiter = FixedWindowRateLimiter(storage)
 
     async def _resolve(self, key: str) -> Principal | None:
@@ -123,8 +140,20 @@ class Authenticator:
         return principal
 
     async def _check_rate(self, request: Request[Any, Any, Any], key_id: str) -> None:
-        allowed = await self._limiter.hit(self._limit, key_id)
-        stats = await self._limiter.get_window_stats(self._limit, key_id)
+        try:
+            allowed = await self._limiter.hit(self._limit, key_id)
+            stats = await self._limiter.get_window_stats(self._limit, key_id)
+        except StorageError as exc:
+            # The limiter protects the service; it must not take it down. While Redis is
+            # unreachable requests pass unlimited, with a warning at most once a minute.
+            now = time.monotonic()
+            if now - self._storage_warned_at > 60:
+                self._storage_warned_at = now
+                log.warning(
+                    "rate limit storage unavailable; not limiting",
+                    extra={"error_type": type(exc.storage_error).__name__},
+                )
+            return
         reset = max(1, math.ceil(stats.reset_time - time.time()))
         headers = {
             "RateLimit-Limit": str(self._limit.amount),

@@ -46,7 +46,11 @@ class ParsedKey:
 
 def parse_key(key: str) -> ParsedKey | None:
     prefix, _, rest = key.rpartition("_")
-    if prefix not in KEY_TYPES or len(rest) != _RANDOM_CHARS or not rest.isalnum():
+    if (
+        prefix not in KEY_TYPES
+        or len(rest) != _RANDOM_CHARS
+        or not (rest.isascii() and rest.isalnum())
+    ):
         return None
     environment, kind = KEY_TYPES[prefix]
     return ParsedKey(key_type=prefix, environment=environment, kind=kind)

@@ -5,6 +5,15 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rehabref.openapi.operations import OK_HEADERS, Operation, errors, header, query
+from rehabref.referrals.schemas_g import (
+    ReferralCreatedEither,
+    ReferralCreatedG,
+    ReferralCreateEither,
+    ReferralCreateG,
+    ReferralListEither,
+    ReferralRecordEither,
+    ReferralRecordG,
+)
 from rehabref.referrals.schemas_v1 import (
     ReferralCreatedV1,
     ReferralCreateV1,
@@ -23,16 +32,28 @@ OPERATIONS: tuple[Operation, ...] = (
             "Creates a referral and starts the patient's intake: `route=assistant` returns a "
             "short-lived `assistant_session_url` for the patient; `route=contact` queues a human "
             "follow-up (status `contact_pending`). A retry with the same Idempotency-Key "
-            "replays the original response (header `Idempotent-Replayed: true`)."
+            "replays the original response (header `Idempotent-Replayed: true`). "
+            "Shape G bodies (`clinical_notes`, `billing_mode`) message the patient at once "
+            "and answer with the Shape G body (`created_at` in epoch ms); Idempotency-Key is "
+            "optional for Shape G and honoured when sent; a reused `partner_reference` is a "
+            "409 `duplicate_partner_reference`. See docs/shape-g.md."
         ),
         tag="referrals",
-        request_model=ReferralCreateV1,
+        request_model=ReferralCreateEither,
         parameters=[
             header("Idempotency-Key", "Required for Shape V1: one unique value per referral."),
             header("X-Request-ID", "Your trace id, echoed back."),
         ],
         responses={
-            201: ("Referral created (or replayed).", ReferralCreatedV1, OK_HEADERS),
+            201: (
+                "Referral created (or replayed).",
+                ReferralCreatedEither,
+                {
+                    **OK_HEADERS,
+                    "Idempotent-Replayed": "`true` when this answer replays the stored response "
+                    "of an earlier request with the same Idempotency-Key.",
+                },
+            ),
             **errors(400, 401, 403, 409, 413, 422, 429),
         },
     ),
@@ -74,7 +95,7 @@ OPERATIONS: tuple[Operation, ...] = (
             query("cursor", {"type": "string"}, "next_cursor of the previous page."),
         ],
         responses={
-            200: ("A page of referrals.", ReferralListV1, OK_HEADERS),
+            200: ("A page of referrals.", ReferralListEither, OK_HEADERS),
             **errors(401, 403, 422, 429),
         },
     ),
@@ -83,13 +104,17 @@ OPERATIONS: tuple[Operation, ...] = (
         method="get",
         paths=("/api/v1/partners/referrals/{referral_id}",),
         summary="Retrieve a referral",
-        description="The same record as the external_ref query returns.",
+        description=(
+            "The same record as the external_ref query returns. For a Shape G referral the "
+            "path key may also be its tracking code or your partner_reference (looked up in "
+            "that order after the referral id); all give the identical 2.4 record."
+        ),
         tag="referrals",
         parameters=[
             {"name": "referral_id", "in": "path", "required": True, "schema": {"type": "string"}}
         ],
         responses={
-            200: ("The referral.", ReferralRecordV1, OK_HEADERS),
+            200: ("The referral.", ReferralRecordEither, OK_HEADERS),
             **errors(401, 403, 404, 429),
         },
     ),
@@ -100,4 +125,11 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     ReferralCreatedV1,
     ReferralRecordV1,
     ReferralListV1,
+    ReferralCreateG,
+    ReferralCreatedG,
+    ReferralRecordG,
+    ReferralCreateEither,
+    ReferralCreatedEither,
+    ReferralRecordEither,
+    ReferralListEither,
 )

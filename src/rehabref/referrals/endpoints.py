@@ -12,8 +12,10 @@ from rehabref import fields
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.partners.auth import Principal
-from rehabref.referrals import service
+from rehabref.referrals import service, service_g
+from rehabref.referrals.endpoints_g import create_referral_g
 from rehabref.referrals.records import v1_record
+from rehabref.referrals.records_g import g_record
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.shape import detect_shape
 from rehabref.referrals.status import STATUSES
@@ -49,9 +51,7 @@ async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
     shape = detect_shape(body, contract=principal.contract)
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=shape == "v1")
     if shape == "g":
-        raise ApiError(
-            422, "validation_error", "Shape G referrals are not accepted on this deployment yet."
-        )
+        return await create_referral_g(services, principal, body, key)
     payload = validate(ReferralCreateV1, body)
     if key is None:  # unreachable for V1: the key is required
         raise ApiError(400, "idempotency_key_required")
@@ -81,10 +81,8 @@ async def _create_once(
         )
         if stored is not None:
             return _replay(stored)
-        if await service.find_by_external_ref(
-            conn, principal=principal, external_ref=payload.external_ref
-        ):
-            raise _duplicate(payload.external_ref)
+        # A duplicate external_ref fails on the unique index (IntegrityError, handled by the
+        # caller); checking first would cost a round trip on every create.
         created = await service.create_v1(
             conn,
             principal=principal,
@@ -123,12 +121,7 @@ async def _after_conflict(
     if winner is not None:
         winner_print, stored = winner
         if winner_print != request_print:
-            raise ApiError(
-                422,
-                "idempotency_key_reused",
-                "This Idempotency-Key was already used with a different request body.",
-                fields={"Idempotency-Key": "Use a new key for a different request."},
-            )
+            raise idempotency.key_reused()
         return _replay(stored)
     raise _duplicate(payload.external_ref)
 
@@ -148,9 +141,12 @@ async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Res
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     async with services.db.read() as conn:
-        row = await service.get_referral(conn, principal=principal, referral_id=referral_id)
-    if row is None:
-        raise ApiError(404, "not_found", "No referral with this identifier.")
+        # Shape G: the key may be the referral id, the tracking code or the partner_reference.
+        row = await service_g.resolve(conn, principal=principal, key=referral_id)
+        if row is None:
+            raise ApiError(404, "not_found", "No referral with this identifier.")
+        if row.shape == "g":
+            return _json(await g_record(conn, row, base_url=services.settings.base_url))
     return _json(v1_record(row, principal))
 
 
@@ -191,7 +187,13 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
                 before_id=before_id,
                 limit=limit,
             )
-    data = [v1_record(row, principal) for row in rows]
+        # Each referral in the shape it was created in (Shape G rows as the 2.4 record).
+        data = [
+            await g_record(conn, row, base_url=services.settings.base_url)
+            if row.shape == "g"
+            else v1_record(row, principal)
+            for row in rows
+        ]
     next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
     return _json({"data": data, "has_more": has_more, "next_cursor": next_cursor})
 
@@ -199,7 +201,7 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
 def _limit(raw: str | None, problems: dict[str, str]) -> int:
     if raw is None:
         return 20
-    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 100:
         problems["limit"] = "Must be an integer from 1 to 100."
         return 20
     return int(raw)

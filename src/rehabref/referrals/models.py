@@ -18,7 +18,14 @@ class Referral(Base):
         Index(
             "uq_referrals_external_ref", "partner_id", "environment", "external_ref", unique=True
         ),
-        Index("ix_referrals_partner_reference", "partner_id", "environment", "partner_reference"),
+        # Shape G: unique per partner and environment (migration 0006); NULLs never collide.
+        Index(
+            "ix_referrals_partner_reference",
+            "partner_id",
+            "environment",
+            "partner_reference",
+            unique=True,
+        ),
         Index("ix_referrals_listing", "partner_id", "environment", "id"),
         Index("ix_referrals_status", "partner_id", "environment", "status", "id"),
     )
@@ -69,6 +76,14 @@ class Referral(Base):
     payment_amount_minor: Mapped[int | None] = mapped_column(Integer, nullable=True)
     commission_minor: Mapped[int | None] = mapped_column(Integer, nullable=True)
     commission_status: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+    # Matching (matching/service.py): the assigned physiotherapist and when.
+    assigned_physio_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    matched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    # Hosted referral link (links/) that brought this referral, and its campaign.
+    link_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    campaign: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row
-
-from rehabref.clock import as_utc, iso
+from rehabref.clock import iso
+from rehabref.fastsql import RowLike
 from rehabref.partners.auth import Principal
 from rehabref.referrals.status import next_action
 
 
-def v1_record(row: Row[Any], principal: Principal) -> dict[str, Any]:
+def v1_record(row: RowLike, principal: Principal) -> dict[str, Any]:
     appointment = None
     if row.appointment_status is not None:
         appointment = {
@@ -42,13 +41,13 @@ def v1_record(row: Row[Any], principal: Principal) -> dict[str, Any]:
         "patient": {"first_name": row.patient_first_name, "city": row.patient_city},
         "consent": {
             "accepted": bool(row.consent_accepted),
-            "accepted_at": iso(as_utc(row.consent_accepted_at)),
+            "accepted_at": iso(row.consent_accepted_at),
             "version": row.consent_version,
             "source": row.consent_source,
         },
         "metadata": row.partner_metadata,
         "appointment": appointment,
         "payment": payment,
-        "created_at": iso(as_utc(row.created_at)),
-        "updated_at": iso(as_utc(row.updated_at)),
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
     }

@@ -61,16 +61,10 @@ class PatientV1(BaseModel):
 class ConsentV1(BaseModel):
     model_config = _strict
 
-    accepted: StrictBool
+    accepted: Annotated[StrictBool, AfterValidator(fields.accepted)]
     accepted_at: fields.UtcTimestamp
     version: fields.text(64)  # type: ignore[valid-type]
     source: fields.text(64)  # type: ignore[valid-type]
-
-    @model_validator(mode="after")
-    def _must_accept(self) -> ConsentV1:
-        if self.accepted is not True:
-            raise ValueError("The patient's consent must be accepted (accepted: true).")
-        return self
 
 
 class ReferralCreateV1(BaseModel):
@@ -118,10 +112,10 @@ class ReferralCreateV1(BaseModel):
     @model_validator(mode="after")
     def _channel_reachable(self) -> ReferralCreateV1:
         if self.preferred_contact == "email" and self.patient.email is None:
-            raise ValueError("preferred_contact is email but patient.email is missing.")
+            raise fields.error_at("patient.email", "Required when preferred_contact is email.")
         if self.preferred_contact in {"sms", "messaging"} and self.patient.phone is None:
-            raise ValueError(
-                f"preferred_contact is {self.preferred_contact} but patient.phone is missing."
+            raise fields.error_at(
+                "patient.phone", f"Required when preferred_contact is {self.preferred_contact}."
             )
         return self
 

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, insert, select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.fastsql import Record, Statement, execute, execute_many, fetch_all, fetch_one
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import open_assistant_session, open_contact_task
@@ -22,9 +23,12 @@ from rehabref.partners.auth import Principal
 from rehabref.referrals.models import Referral, ReferralTransition
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import next_action
+from rehabref.sandbox import scenarios
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)
+_INSERT_REFERRAL = Statement(insert(_referrals))
+_INSERT_TRANSITIONS = Statement(insert(_transitions))
 
 _CURSOR_ID = re.compile(r"^ref_[0-9a-z]{26}$")
 
@@ -51,8 +55,9 @@ async def create_v1(
     now = utcnow()
     referral_id = new_id("ref")
     status = "contact_pending" if request.route == "contact" else "received"
-    await conn.execute(
-        insert(_referrals),
+    await execute(
+        conn,
+        _INSERT_REFERRAL,
         {
             "id": referral_id,
             "partner_id": principal.partner_id,
@@ -121,9 +126,21 @@ async def create_v1(
             ttl_seconds=intake.assistant_ttl_seconds,
             base_url=intake.base_url,
         )
-    await conn.execute(insert(_transitions), history)
+    await execute_many(conn, _INSERT_TRANSITIONS, history)
     await record_events(
-        conn, partner_id=principal.partner_id, environment=principal.environment, events=events
+        conn,
+        partner_id=principal.partner_id,
+        environment=principal.environment,
+        events=events,
+        contract=principal.contract,
+    )
+    # Sandbox test phones run their scenario (spec 6.5); a no-op for live keys and other phones.
+    await scenarios.begin(
+        conn,
+        referral_id=referral_id,
+        environment=principal.environment,
+        phone=request.patient.phone,
+        now=now,
     )
     return {
         "referral_id": referral_id,
@@ -155,25 +172,32 @@ def _transition(
     }
 
 
-def _scoped(principal: Principal) -> Any:
-    return select(_referrals).where(
-        _referrals.c.partner_id == principal.partner_id,
-        _referrals.c.environment == principal.environment,
-    )
+_in_scope = (
+    _referrals.c.partner_id == bindparam("partner_id"),
+    _referrals.c.environment == bindparam("environment"),
+)
+_BY_ID = Statement(select(_referrals).where(*_in_scope, _referrals.c.id == bindparam("id")))
+_BY_EXTERNAL_REF = Statement(
+    select(_referrals).where(*_in_scope, _referrals.c.external_ref == bindparam("external_ref"))
+)
+
+
+def _scope(principal: Principal) -> dict[str, Any]:
+    return {"partner_id": principal.partner_id, "environment": principal.environment}
 
 
 async def get_referral(
     conn: AsyncConnection, *, principal: Principal, referral_id: str
-) -> Row[Any] | None:
-    return (await conn.execute(_scoped(principal).where(_referrals.c.id == referral_id))).first()
+) -> Record | None:
+    return await fetch_one(conn, _BY_ID, {**_scope(principal), "id": referral_id})
 
 
 async def find_by_external_ref(
     conn: AsyncConnection, *, principal: Principal, external_ref: str
-) -> Row[Any] | None:
-    return (
-        await conn.execute(_scoped(principal).where(_referrals.c.external_ref == external_ref))
-    ).first()
+) -> Record | None:
+    return await fetch_one(
+        conn, _BY_EXTERNAL_REF, {**_scope(principal), "external_ref": external_ref}
+    )
 
 
 def encode_cursor(referral_id: str) -> str:
@@ -189,6 +213,28 @@ def decode_cursor(cursor: str) -> str | None:
     return referral_id if version == "v1" and _CURSOR_ID.match(referral_id) else None
 
 
+_list_statements: dict[tuple[bool, ...], Statement] = {}
+
+
+def _list_statement(filters: tuple[bool, bool, bool, bool]) -> Statement:
+    """One prepared statement per combination of filters (generic plans stay good)."""
+    found = _list_statements.get(filters)
+    if found is None:
+        has_status, has_from, has_to, has_cursor = filters
+        query = select(_referrals).where(*_in_scope)
+        if has_status:
+            query = query.where(_referrals.c.status == bindparam("status"))
+        if has_from:
+            query = query.where(_referrals.c.created_at >= bindparam("created_from"))
+        if has_to:
+            query = query.where(_referrals.c.created_at < bindparam("created_to"))
+        if has_cursor:
+            query = query.where(_referrals.c.id < bindparam("before_id"))
+        query = query.order_by(_referrals.c.id.desc()).limit(bindparam("page_size"))
+        found = _list_statements[filters] = Statement(query)
+    return found
+
+
 async def list_referrals(
     conn: AsyncConnection,
     *,
@@ -198,16 +244,23 @@ async def list_referrals(
     created_to: datetime | None,
     before_id: str | None,
     limit: int,
-) -> tuple[list[Row[Any]], bool]:
+) -> tuple[list[Record], bool]:
     """Newest first; keyset on the time-ordered id. Returns (rows, has_more)."""
-    query = _scoped(principal)
-    if status is not None:
-        query = query.where(_referrals.c.status == status)
-    if created_from is not None:
-        query = query.where(_referrals.c.created_at >= created_from)
-    if created_to is not None:
-        query = query.where(_referrals.c.created_at < created_to)
-    if before_id is not None:
-        query = query.where(_referrals.c.id < before_id)
-    rows = (await conn.execute(query.order_by(_referrals.c.id.desc()).limit(limit + 1))).all()
-    return list(rows[:limit]), len(rows) > limit
+    params: dict[str, Any] = {**_scope(principal), "page_size": limit + 1}
+    optional = {
+        "status": status,
+        "created_from": created_from,
+        "created_to": created_to,
+        "before_id": before_id,
+    }
+    params.update({name: value for name, value in optional.items() if value is not None})
+    statement = _list_statement(
+        (
+            status is not None,
+            created_from is not None,
+            created_to is not None,
+            before_id is not None,
+        )
+    )
+    rows = await fetch_all(conn, statement, params)
+    return rows[:limit], len(rows) > limit

@@ -1,0 +1,4 @@
+-- GET the yardstick endpoint.
+function request()
+  return wrk.format("GET", "/ping")
+end

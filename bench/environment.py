@@ -1,0 +1,67 @@
+"""Databases, partners and ports for benchmarks (independent of the test suite)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from rehabref.db import Database
+from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.migrate import upgrade
+from rehabref.partners.service import create_partner
+
+POSTGRES_ADMIN = os.environ.get(
+    "REHABREF_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def fresh_database(backend: str, directory: Path) -> Iterator[str]:
+    if backend == "sqlite":
+        path = directory / f"bench-{secrets.token_hex(4)}.db"
+        url = f"sqlite:///{path}"
+        upgrade(url)
+        try:
+            yield url
+        finally:
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(path) + suffix).unlink(missing_ok=True)
+        return
+    name = f"rehabref_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    url = POSTGRES_ADMIN.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def onboard(url: str) -> dict[str, Any]:
+    async def work() -> dict[str, Any]:
+        db = Database(url, pool_size=1)
+        try:
+            box = SecretBox(await load_secret_key(db, None))
+            async with db.write() as conn:
+                result = await create_partner(conn, box=box, name="Bench Clinic")
+            return result.as_dict()
+        finally:
+            await db.dispose()
+
+    return asyncio.run(work())

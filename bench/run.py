@@ -1,0 +1,247 @@
+"""Reproducible API benchmark: rehabref vs a bare Starlette JSON endpoint, in one run.
+
+For PostgreSQL, then SQLite: start a fresh database and a real server (uvicorn, uvloop,
+httptools; one worker per core on PostgreSQL, one process on SQLite), start the yardstick on
+the same settings, drive both with wrk from a separate process, and print throughput, p50/p99
+latency and the ratios create/bare and get/bare. Usage: ``python -m bench.run [--seconds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from bench.environment import free_port, fresh_database, onboard
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+@dataclass
+class Measurement:
+    name: str
+    connections: int
+    requests_per_s: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+@contextmanager
+def serve(argv: list[str], env: dict[str, str], ready_path: str, port: int) -> Iterator[str]:
+    log = (RESULTS / f"server-{port}.log").open("wb")
+    process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"server exited, see {log.name}")
+            try:
+                if httpx.get(base + ready_path, timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.2)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def wrk(
+    name: str, base: str, script: str, args: list[str], connections: int, seconds: int
+) -> Measurement:
+    combined = RESULTS / f"{script}.combined.lua"
+    combined.write_text((HERE / script).read_text() + "\n" + (HERE / "report.lua").read_text())
+    path = "/ping" if script == "bare.lua" else "/"
+    command = [
+        "wrk",
+        "-t2",
+        f"-c{connections}",
+        f"-d{seconds}s",
+        "--timeout",
+        "5s",
+        "-s",
+        str(combined),
+        base + path,
+    ]
+    if args:
+        command += ["--", *args]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    match = re.search(r"BENCH_JSON (\{.*\})", output)
+    if match is None:
+        raise RuntimeError(f"wrk printed no result:\n{output}")
+    data = json.loads(match.group(1))
+    errors = sum(data[k] for k in data if k.startswith("errors_")) + data["non_2xx"]
+    return Measurement(
+        name=name,
+        connections=connections,
+        requests_per_s=data["requests"] / (data["duration_us"] / 1e6),
+        p50_ms=data["p50_us"] / 1000,
+        p99_ms=data["p99_us"] / 1000,
+        errors=errors,
+    )
+
+
+def seed(base: str, key: str, count: int) -> list[str]:
+    ids = []
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for n in range(count):
+            body = {
+                "external_ref": f"SEED-{n}",
+                "patient": {"first_name": "Seed", "phone": "+2348031234567", "city": "Lagos"},
+                "reason": "Knee pain",
+                "care_mode": "either",
+                "preferred_contact": "messaging",
+                "route": "assistant" if n % 2 else "contact",
+                "consent": {
+                    "accepted": True,
+                    "accepted_at": "2026-11-20T09:30:00Z",
+                    "version": "2026-01",
+                    "source": "bench",
+                },
+            }
+            response = client.post(
+                "/api/v1/partners/referrals",
+                json=body,
+                headers={"Authorization": f"Bearer {key}", "Idempotency-Key": f"seed-{n}"},
+            )
+            response.raise_for_status()
+            ids.append(response.json()["referral_id"])
+    return ids
+
+
+def run_backend(backend: str, seconds: int) -> list[Measurement]:
+    workers = 1 if backend == "sqlite" else (os.cpu_count() or 1)
+    server_flags = [
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--no-access-log",
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+    ]
+    results: list[Measurement] = []
+    bare_port = free_port()
+    bare = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "bench.yardstick:app",
+        "--port",
+        str(bare_port),
+        *server_flags,
+    ]
+    pythonpath = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(HERE.parent)]))
+    env = {**os.environ, "PYTHONPATH": pythonpath}
+    with serve(bare, env, "/ping", bare_port) as base:
+        results.append(wrk(f"{backend}: bare Starlette JSON", base, "bare.lua", [], 64, seconds))
+    with fresh_database(backend, RESULTS) as url:
+        partner = onboard(url)
+        key = partner["keys"]["sk_test"]
+        port = free_port()
+        app_env = {
+            **env,
+            "REHABREF_DATABASE_URL": url,
+            "REHABREF_RATE_LIMIT": "10000000/second",
+            "REHABREF_PORT": str(port),
+            "REHABREF_RUN_WORKER": "0",
+        }
+        argv = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "--factory",
+            "rehabref.app:asgi_app",
+            "--port",
+            str(port),
+            *server_flags,
+        ]
+        with serve(argv, app_env, "/readyz", port) as base:
+            ids = seed(base, key, 500)
+            ids_file = RESULTS / f"ids-{backend}.txt"
+            ids_file.write_text("\n".join(ids) + "\n")
+            for connections in (64, 32):
+                results.append(
+                    wrk(
+                        f"{backend}: create referral",
+                        base,
+                        "create.lua",
+                        [key],
+                        connections,
+                        seconds,
+                    )
+                )
+                results.append(
+                    wrk(
+                        f"{backend}: get by id",
+                        base,
+                        "get.lua",
+                        [key, str(ids_file)],
+                        connections,
+                        seconds,
+                    )
+                )
+                results.append(
+                    wrk(f"{backend}: list by status", base, "list.lua", [key], connections, seconds)
+                )
+    return results
+
+
+def print_table(results: list[Measurement]) -> None:
+    print(f"{'scenario':38} {'conns':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>6}")
+    for m in results:
+        print(
+            f"{m.name:38} {m.connections:>5} {m.requests_per_s:>9.0f} {m.p50_ms:>8.2f} "
+            f"{m.p99_ms:>8.2f} {m.errors:>6}"
+        )
+    for backend in ("postgres", "sqlite"):
+        bare = next((m for m in results if m.name == f"{backend}: bare Starlette JSON"), None)
+        if bare is None:
+            continue
+        for label in ("create referral", "get by id", "list by status"):
+            m = next(
+                (m for m in results if m.name == f"{backend}: {label}" and m.connections == 64),
+                None,
+            )
+            if m is not None:
+                print(f"{backend}: {label} / bare = {m.requests_per_s / bare.requests_per_s:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--backend", choices=["postgres", "sqlite", "both"], default="both")
+    options = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    backends = ["postgres", "sqlite"] if options.backend == "both" else [options.backend]
+    results: list[Measurement] = []
+    for backend in backends:
+        results.extend(run_backend(backend, options.seconds))
+    print_table(results)
+    (RESULTS / "latest.json").write_text(json.dumps([m.__dict__ for m in results], indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Care delivery: therapy sessions, assessments, outcome reports and discharge PDFs."""

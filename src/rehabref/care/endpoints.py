@@ -1,0 +1,190 @@
+"""Partner API: session list (spec 4.5), outcome report (4.6) and the signed PDF link."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get
+from sqlalchemy import Row, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref import fields
+from rehabref.care.models import CareSession
+from rehabref.care.outcomes import load_outcome, report_body
+from rehabref.care.report_links import pdf_url, read_pdf_token
+from rehabref.care.views import partner_session_item
+from rehabref.clock import utcnow
+from rehabref.db import table
+from rehabref.errors import ApiError
+from rehabref.matching.models import Physiotherapist
+from rehabref.partners.auth import Principal
+from rehabref.referrals.models import Referral
+from rehabref.services import services_of
+
+JSON = "application/json"
+STATUSES = ("scheduled", "in_progress", "completed", "cancelled")
+_sessions = table(CareSession)
+_referrals = table(Referral)
+_physios = table(Physiotherapist)
+
+
+def _json(content: Any) -> Response[bytes]:
+    return Response(content=msgspec.json.encode(content), media_type=JSON)
+
+
+def _bound(raw: str | None, name: str, *, end: bool, problems: dict[str, str]) -> Any:
+    """A date (whole UTC day: from its start, to its end) or an ISO 8601 UTC timestamp."""
+    if raw is None:
+        return None
+    if len(raw) == 10:
+        try:
+            day = date.fromisoformat(raw)
+        except ValueError:
+            problems[name] = "Use a date (2026-01-31) or an ISO 8601 UTC timestamp."
+            return None
+        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return (start + timedelta(days=1), False) if end else (start, True)
+    try:
+        return fields.utc_timestamp_any(raw), True
+    except ValueError as exc:
+        problems[name] = str(exc)
+        return None
+
+
+@get("/api/v1/partners/sessions")
+async def list_sessions(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    query = request.query_params
+    problems: dict[str, str] = {}
+    status = query.get("status")
+    if status is not None and status not in STATUSES:
+        problems["status"] = f"Must be one of: {', '.join(STATUSES)}."
+    phone = query.get("patient_phone")
+    if phone is not None:
+        try:
+            fields.e164(phone)
+        except ValueError as exc:
+            problems["patient_phone"] = str(exc)
+    lower = _bound(query.get("from_date"), "from_date", end=False, problems=problems)
+    upper = _bound(query.get("to_date"), "to_date", end=True, problems=problems)
+    if lower and upper and lower[0] > upper[0]:
+        problems["to_date"] = "Must not be before from_date."
+    referral_id = query.get("referral_id")
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    statement = (
+        select(_sessions, _physios.c.name.label("provider_name"))
+        .join(_referrals, _referrals.c.id == _sessions.c.referral_id)
+        .join(_physios, _physios.c.id == _sessions.c.physio_id)
+        .where(
+            _sessions.c.partner_id == principal.partner_id,
+            _sessions.c.environment == principal.environment,
+        )
+        .order_by(_sessions.c.scheduled_at, _sessions.c.session_number, _sessions.c.id)
+    )
+    if referral_id is not None:
+        statement = statement.where(_sessions.c.referral_id == referral_id)
+    if phone is not None:
+        statement = statement.where(_referrals.c.patient_phone == phone)
+    if status is not None:
+        statement = statement.where(_sessions.c.status == status)
+    if lower is not None:
+        statement = statement.where(_sessions.c.scheduled_at >= lower[0])
+    if upper is not None:
+        moment, inclusive = upper
+        column = _sessions.c.scheduled_at
+        statement = statement.where(column <= moment if inclusive else column < moment)
+    async with services.db.read() as conn:
+        rows = (await conn.execute(statement)).all()
+    clinical = principal.contract == "g"
+    items = [
+        partner_session_item(row, provider_name=row.provider_name, clinical=clinical)
+        for row in rows
+    ]
+    return _json({"total_sessions": len(items), "sessions": items})
+
+
+def _forbid_v1(principal: Principal) -> None:
+    if principal.contract != "g":
+        raise ApiError(
+            403,
+            "forbidden",
+            "Clinical outcome reports are available to clinical (contract g) partners only.",
+        )
+
+
+@get("/api/v1/partners/reports/{referral_id:str}")
+async def outcome_report(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    _forbid_v1(principal)
+    async with services.db.read() as conn:
+        referral = (
+            await conn.execute(
+                select(_referrals).where(
+                    _referrals.c.id == referral_id,
+                    _referrals.c.partner_id == principal.partner_id,
+                    _referrals.c.environment == principal.environment,
+                )
+            )
+        ).first()
+        if referral is None:
+            raise ApiError(404, "not_found", "No referral with this identifier.")
+        outcome = await load_outcome(conn, referral)
+    url = pdf_url(services.box, base_url=services.settings.base_url, referral_id=referral.id)
+    return _json(report_body(referral, outcome, pdf_url=url))
+
+
+async def _physio_of(conn: AsyncConnection, referral: Row[Any]) -> Row[Any] | None:
+    physio_id = referral.assigned_physio_id
+    if physio_id is None:
+        physio_id = (
+            await conn.execute(
+                select(func.max(_sessions.c.physio_id)).where(
+                    _sessions.c.referral_id == referral.id
+                )
+            )
+        ).scalar_one_or_none()
+    if physio_id is None:
+        return None
+    return (await conn.execute(select(_physios).where(_physios.c.id == physio_id))).first()
+
+
+@get("/reports/pdf/{token:str}", include_in_schema=False)
+async def discharge_pdf(request: Request[Any, Any, Any], token: str) -> Response[bytes]:
+    """No API key: the signed, expiring token is the credential."""
+    services = services_of(request)
+    referral_id = read_pdf_token(services.box, token)
+    if referral_id is None:
+        raise ApiError(403, "forbidden", "This report link is invalid or has expired.")
+    async with services.db.read() as conn:
+        referral = (
+            await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))
+        ).first()
+        if referral is None:
+            raise ApiError(404, "not_found", "This report no longer exists.")
+        outcome = await load_outcome(conn, referral)
+        physio = await _physio_of(conn, referral)
+    # Imported on first use: matplotlib and fpdf2 add ~0.5 s to process start otherwise.
+    from rehabref.care.discharge_pdf import render_pdf
+
+    content = await asyncio.to_thread(
+        render_pdf, referral=referral, outcome=outcome, physio=physio, generated_at=utcnow()
+    )
+    return Response(
+        content=content,
+        media_type="application/pdf",
+        headers={
+            "Cache-Control": "no-store",
+            "Content-Disposition": f'inline; filename="discharge-summary-{referral_id}.pdf"',
+            "Referrer-Policy": "no-referrer",
+            "X-Robots-Tag": "noindex",
+        },
+    )
+
+
+ROUTES = [list_sessions, outcome_report, discharge_pdf]

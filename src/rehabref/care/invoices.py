@@ -1,0 +1,42 @@
+"""Monthly itemized invoice references for completed sessions.
+
+A partner has one invoice per month and environment, ``INV-<yyyymm>-<partner short>``;
+each completed session is a numbered item on it: ``INV-202611-4K9QZ2-0007`` (sandbox:
+``INV-202611-4K9QZ2-T0007``). The partner short code is the last six characters of the
+partner id, upper case. Item numbers come from an atomic counter (INSERT ... ON CONFLICT
+DO UPDATE ... RETURNING), so concurrent completions never share a number.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.care.models import InvoiceCounter
+from rehabref.clock import as_utc
+from rehabref.db import table
+
+_counters = table(InvoiceCounter)
+
+
+def invoice_number(partner_id: str, when: datetime) -> str:
+    return f"INV-{as_utc(when):%Y%m}-{partner_id[-6:].upper()}"
+
+
+async def next_invoice_reference(
+    conn: AsyncConnection, *, partner_id: str, environment: str, when: datetime
+) -> str:
+    period = f"{as_utc(when):%Y%m}"
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    statement = dialect.insert(_counters).values(
+        partner_id=partner_id, environment=environment, period=period, last_item=1
+    )
+    statement = statement.on_conflict_do_update(
+        index_elements=["partner_id", "environment", "period"],
+        set_={"last_item": _counters.c.last_item + 1},
+    ).returning(_counters.c.last_item)
+    item = (await conn.execute(statement)).scalar_one()
+    marker = "T" if environment == "test" else ""
+    return f"{invoice_number(partner_id, when)}-{marker}{item:04d}"

@@ -1,0 +1,171 @@
+"""Coordinator (ops) API for therapy sessions and assessments. Operator tokens only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.care import assessments, sessions
+from rehabref.care.schemas import (
+    SessionCancel,
+    SessionComplete,
+    SessionSchedule,
+    SessionStart,
+    parse_time,
+)
+from rehabref.care.views import ops_session_view
+from rehabref.db import table
+from rehabref.errors import ApiError
+from rehabref.ops.auth import authenticate_operator
+from rehabref.referrals.models import Referral
+from rehabref.request_body import json_object, validate
+from rehabref.services import services_of
+
+JSON = "application/json"
+_referrals = table(Referral)
+
+
+def _json(content: Any, status: int = 200) -> Response[bytes]:
+    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
+
+
+async def _view(conn: AsyncConnection, session_id: str) -> dict[str, Any]:
+    row = await sessions.get_session(conn, session_id=session_id)
+    return ops_session_view(row, provider_name=await sessions.provider_name(conn, row.physio_id))
+
+
+async def _require_referral(conn: AsyncConnection, referral_id: str) -> None:
+    found = (
+        await conn.execute(select(_referrals.c.id).where(_referrals.c.id == referral_id))
+    ).first()
+    if found is None:
+        raise ApiError(404, "not_found", "No referral with this identifier.")
+
+
+@post("/api/v1/ops/referrals/{referral_id:str}/sessions", status_code=201)
+async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    payload = validate(SessionSchedule, await json_object(request))
+    location = (payload.location.lat, payload.location.lng) if payload.location else None
+    async with services_of(request).db.write() as conn:
+        session_id = await sessions.schedule_session(
+            conn,
+            referral_id=referral_id,
+            scheduled_at=parse_time(payload.scheduled_at),
+            modality=payload.modality,
+            session_type=payload.session_type,
+            actor=operator.actor,
+            physio_id=payload.physio_id,
+            location=location,
+        )
+        view = await _view(conn, session_id)
+    return _json(view, 201)
+
+
+@get("/api/v1/ops/referrals/{referral_id:str}/sessions")
+async def list_for_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    await authenticate_operator(request)
+    async with services_of(request).db.read() as conn:
+        await _require_referral(conn, referral_id)
+        rows = (
+            await conn.execute(
+                select(sessions.sessions.c.id)
+                .where(sessions.sessions.c.referral_id == referral_id)
+                .order_by(sessions.sessions.c.session_number)
+            )
+        ).all()
+        data = [await _view(conn, row.id) for row in rows]
+    return _json({"data": data})
+
+
+@get("/api/v1/ops/sessions/{session_id:str}")
+async def get_one(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+    await authenticate_operator(request)
+    async with services_of(request).db.read() as conn:
+        view = await _view(conn, session_id)
+    return _json(view)
+
+
+@post("/api/v1/ops/sessions/{session_id:str}/start", status_code=200)
+async def start(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    payload = validate(SessionStart, await json_object(request))
+    async with services_of(request).db.write() as conn:
+        await sessions.start_session(
+            conn,
+            session_id=session_id,
+            check_in_at=parse_time(payload.check_in_at),
+            check_in_lat=payload.check_in_lat,
+            check_in_lng=payload.check_in_lng,
+            actor=operator.actor,
+        )
+        view = await _view(conn, session_id)
+    return _json(view)
+
+
+@post("/api/v1/ops/sessions/{session_id:str}/complete", status_code=200)
+async def complete(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    payload = validate(SessionComplete, await json_object(request))
+    async with services_of(request).db.write() as conn:
+        await sessions.complete_session(
+            conn,
+            session_id=session_id,
+            pain_before=payload.pain_before,
+            pain_after=payload.pain_after,
+            notes_summary=payload.notes_summary,
+            check_out_at=parse_time(payload.check_out_at),
+            check_out_lat=payload.check_out_lat,
+            check_out_lng=payload.check_out_lng,
+            actor=operator.actor,
+        )
+        view = await _view(conn, session_id)
+    return _json(view)
+
+
+@post("/api/v1/ops/sessions/{session_id:str}/cancel", status_code=200)
+async def cancel(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    payload = validate(SessionCancel, await json_object(request))
+    async with services_of(request).db.write() as conn:
+        await sessions.cancel_session(
+            conn, session_id=session_id, reason=payload.reason, actor=operator.actor
+        )
+        view = await _view(conn, session_id)
+    return _json(view)
+
+
+@post("/api/v1/ops/referrals/{referral_id:str}/assessments", status_code=201)
+async def record_assessment(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    item = assessments.validate_assessment(await json_object(request))
+    async with services_of(request).db.write() as conn:
+        row = await assessments.record_assessment(
+            conn, referral_id=referral_id, item=item, actor=operator.actor
+        )
+    return _json(assessments.assessment_view(row), 201)
+
+
+@get("/api/v1/ops/referrals/{referral_id:str}/assessments")
+async def list_assessments(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    await authenticate_operator(request)
+    async with services_of(request).db.read() as conn:
+        await _require_referral(conn, referral_id)
+        rows = await assessments.list_assessments(conn, referral_id=referral_id)
+    return _json({"data": [assessments.assessment_view(row) for row in rows]})
+
+
+ROUTES = [
+    schedule,
+    list_for_referral,
+    get_one,
+    start,
+    complete,
+    cancel,
+    record_assessment,
+    list_assessments,
+]

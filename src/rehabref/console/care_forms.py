@@ -1,0 +1,188 @@
+"""Recording therapy sessions from the console through ``care.sessions``."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from litestar import Request, post
+from litestar.response import Redirect, Template
+from sqlalchemy import Row, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.care import sessions as care
+from rehabref.care.models import CareSession
+from rehabref.clock import utcnow
+from rehabref.console.render import page, refused, see_other, to_login
+from rehabref.console.session import Signed, signed_in
+from rehabref.db import table
+from rehabref.errors import ApiError
+from rehabref.links import form_tokens
+from rehabref.matching.models import Physiotherapist
+from rehabref.services import services_of
+
+MODALITIES = ("home_visit", "in_clinic", "remote")
+_sessions = table(CareSession)
+_physios = table(Physiotherapist)
+
+
+async def sessions_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+    query = (
+        select(_sessions, _physios.c.name.label("physio_name"))
+        .join(_physios, _physios.c.id == _sessions.c.physio_id)
+        .where(_sessions.c.referral_id == referral_id)
+        .order_by(_sessions.c.session_number)
+    )
+    return list((await conn.execute(query)).all())
+
+
+async def active_physios(conn: AsyncConnection) -> list[Row[Any]]:
+    query: Any = (
+        select(_physios.c.id, _physios.c.name, _physios.c.city)
+        .where(_physios.c.active.is_(True))
+        .order_by(_physios.c.name)
+        .limit(200)
+    )
+    return list((await conn.execute(query)).all())
+
+
+def _invalid(message: str) -> ApiError:
+    return ApiError(422, "validation_error", message)
+
+
+def _time(form: Any, name: str, *, default_now: bool) -> datetime:
+    raw = str(form.get(name) or "").strip()
+    if not raw and default_now:
+        return utcnow()
+    try:
+        value = datetime.fromisoformat(raw)
+    except ValueError:
+        raise _invalid("Enter a date and time (UTC).") from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def _number(form: Any, name: str) -> float | None:
+    raw = str(form.get(name) or "").strip()
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise _invalid(f"{name.replace('_', ' ').capitalize()} must be a number.") from None
+
+
+def _pain(form: Any, name: str) -> int:
+    raw = str(form.get(name) or "").strip()
+    if not raw.isdigit() or not 0 <= int(raw) <= 10:
+        raise _invalid("Pain scores are whole numbers from 0 to 10.")
+    return int(raw)
+
+
+async def _guarded(request: Request[Any, Any, Any]) -> tuple[Signed | None, Any, Any]:
+    signed = await signed_in(request)
+    if signed is None:
+        return None, None, to_login()
+    form = await request.form()
+    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
+        return signed, form, refused(signed)
+    return signed, form, None
+
+
+async def _fail(
+    request: Request[Any, Any, Any], signed: Signed, referral_id: str, exc: ApiError
+) -> Template:
+    from rehabref.console.referral import render_referral
+
+    detail = "; ".join(exc.fields.values()) if exc.fields else ""
+    return await render_referral(
+        request, signed, referral_id, error=f"{exc.message} {detail}".strip(), status=exc.status
+    )
+
+
+@post("/console/referrals/{referral_id:str}/sessions", include_in_schema=False, status_code=200)
+async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Template | Redirect:
+    signed, form, stop = await _guarded(request)
+    if stop is not None:
+        return stop  # type: ignore[no-any-return]
+    assert signed is not None
+    try:
+        modality = str(form.get("modality") or "")
+        if modality not in MODALITIES:
+            raise _invalid("Choose the session modality.")
+        async with services_of(request).db.write() as conn:
+            await care.schedule_session(
+                conn,
+                referral_id=referral_id,
+                scheduled_at=_time(form, "scheduled_at", default_now=False),
+                modality=modality,
+                session_type=str(form.get("session_type") or "").strip()[:80] or "treatment",
+                actor=signed.operator.actor,
+                physio_id=str(form.get("physio_id") or "") or None,
+            )
+    except ApiError as exc:
+        return await _fail(request, signed, referral_id, exc)
+    return see_other(f"/console/referrals/{referral_id}?notice=session_scheduled")
+
+
+async def _referral_of(request: Request[Any, Any, Any], session_id: str) -> str | None:
+    async with services_of(request).db.read() as conn:
+        row = (
+            await conn.execute(select(_sessions.c.referral_id).where(_sessions.c.id == session_id))
+        ).first()
+    return None if row is None else str(row.referral_id)
+
+
+@post("/console/sessions/{session_id:str}/{action:str}", include_in_schema=False, status_code=200)
+async def session_action(
+    request: Request[Any, Any, Any], session_id: str, action: str
+) -> Template | Redirect:
+    signed, form, stop = await _guarded(request)
+    if stop is not None:
+        return stop  # type: ignore[no-any-return]
+    assert signed is not None
+    referral_id = await _referral_of(request, session_id)
+    if referral_id is None or action not in {"start", "complete", "cancel"}:
+        return page(
+            "message",
+            {"title": "Not found", "message": "No such session or action."},
+            signed=signed,
+            status=404,
+        )
+    actor = signed.operator.actor
+    try:
+        async with services_of(request).db.write() as conn:
+            if action == "start":
+                await care.start_session(
+                    conn,
+                    session_id=session_id,
+                    check_in_at=_time(form, "at", default_now=True),
+                    check_in_lat=_number(form, "lat"),
+                    check_in_lng=_number(form, "lng"),
+                    actor=actor,
+                )
+            elif action == "complete":
+                await care.complete_session(
+                    conn,
+                    session_id=session_id,
+                    pain_before=_pain(form, "pain_before"),
+                    pain_after=_pain(form, "pain_after"),
+                    notes_summary=str(form.get("notes_summary") or "").strip()[:2000],
+                    check_out_at=_time(form, "at", default_now=True),
+                    check_out_lat=_number(form, "lat"),
+                    check_out_lng=_number(form, "lng"),
+                    actor=actor,
+                )
+            else:
+                await care.cancel_session(
+                    conn,
+                    session_id=session_id,
+                    reason=str(form.get("reason") or "").strip()[:500] or "cancelled",
+                    actor=actor,
+                )
+    except ApiError as exc:
+        return await _fail(request, signed, referral_id, exc)
+    done = {"start": "started", "complete": "completed", "cancel": "cancelled"}[action]
+    return see_other(f"/console/referrals/{referral_id}?notice=session_{done}")
+
+
+ROUTES = [schedule, session_action]

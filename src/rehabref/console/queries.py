@@ -1,0 +1,118 @@
+"""Read queries behind the console pages (across partners). Never commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Row, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.db import table
+from rehabref.events import history
+from rehabref.intake.models import ContactTask
+from rehabref.partners.models import Partner
+from rehabref.referrals.models import Referral
+from rehabref.referrals.status import STATUSES
+
+_referrals = table(Referral)
+_partners = table(Partner)
+_tasks = table(ContactTask)
+BOARD_LIMIT = 50
+
+
+async def status_counts(conn: AsyncConnection, environment: str | None) -> dict[str, int]:
+    query = select(_referrals.c.status, func.count()).group_by(_referrals.c.status)
+    if environment:
+        query = query.where(_referrals.c.environment == environment)
+    found = {status: int(n) for status, n in (await conn.execute(query)).all()}
+    return {status: found.get(status, 0) for status in STATUSES}
+
+
+async def board(
+    conn: AsyncConnection,
+    *,
+    status: str | None,
+    search: str | None,
+    environment: str | None,
+    before_id: str | None,
+) -> tuple[list[Row[Any]], bool]:
+    """Newest first. ``search`` matches an identifier or phone exactly, a first name,
+    e-mail or city by prefix (case-insensitive)."""
+    query = select(
+        _referrals.c.id,
+        _referrals.c.status,
+        _referrals.c.environment,
+        _referrals.c.external_ref,
+        _referrals.c.partner_reference,
+        _referrals.c.patient_first_name,
+        _referrals.c.patient_city,
+        _referrals.c.care_mode,
+        _referrals.c.campaign,
+        _referrals.c.created_at,
+        _partners.c.name.label("partner_name"),
+    ).join(_partners, _partners.c.id == _referrals.c.partner_id)
+    if status:
+        query = query.where(_referrals.c.status == status)
+    if environment:
+        query = query.where(_referrals.c.environment == environment)
+    if search:
+        term = search.strip()[:200]
+        prefix = term.lower().replace("%", "").replace("_", "") + "%"
+        query = query.where(
+            or_(
+                _referrals.c.id == term,
+                _referrals.c.external_ref == term,
+                _referrals.c.partner_reference == term,
+                _referrals.c.tracking_code == term,
+                _referrals.c.patient_phone == term,
+                func.lower(_referrals.c.patient_first_name).like(prefix),
+                func.lower(_referrals.c.patient_email).like(prefix),
+                func.lower(_referrals.c.patient_city).like(prefix),
+            )
+        )
+    if before_id:
+        query = query.where(_referrals.c.id < before_id)
+    rows: list[Any] = list(
+        (await conn.execute(query.order_by(_referrals.c.id.desc()).limit(BOARD_LIMIT + 1))).all()
+    )
+    return list(rows[:BOARD_LIMIT]), len(rows) > BOARD_LIMIT
+
+
+async def referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
+    query = (
+        select(_referrals, _partners.c.name.label("partner_name"))
+        .join(_partners, _partners.c.id == _referrals.c.partner_id)
+        .where(_referrals.c.id == referral_id)
+    )
+    return (await conn.execute(query)).first()
+
+
+async def events_with_deliveries(conn: AsyncConnection, referral_id: str) -> list[dict[str, Any]]:
+    rows, _ = await history.list_events(
+        conn,
+        partner_id=None,
+        environment=None,
+        event_type=None,
+        referral_id=referral_id,
+        before_id=None,
+        limit=100,
+    )
+    result = []
+    for row in rows:
+        deliveries = await history.deliveries_of(conn, event_id=row.id)
+        result.append({**history.event_record(row, ops=True), "deliveries": deliveries})
+    return result
+
+
+async def tasks_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+    query = select(_tasks).where(_tasks.c.referral_id == referral_id).order_by(_tasks.c.id)
+    return list((await conn.execute(query)).all())
+
+
+async def partner_names(conn: AsyncConnection, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    rows = await conn.execute(
+        select(_partners.c.id, _partners.c.name).where(_partners.c.id.in_(ids))
+    )
+    return {row.id: row.name for row in rows}

@@ -1,0 +1,185 @@
+"""One referral in the console: details, timeline, status moves, event redelivery."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from litestar import Request, get, post
+from litestar.response import Redirect, Template
+
+from rehabref.console import care_forms, queries
+from rehabref.console.render import page, refused, see_other, to_login
+from rehabref.console.session import Signed, signed_in
+from rehabref.errors import ApiError
+from rehabref.events import history
+from rehabref.links import form_tokens
+from rehabref.referrals.transitions import (
+    ALLOWED,
+    APPOINTMENT_MODES,
+    AppointmentChange,
+    PaymentChange,
+    transition,
+)
+from rehabref.services import services_of
+
+MOVE_LABELS = {
+    "contact_pending": "Queue for human contact",
+    "assistant_started": "Mark assistant started",
+    "booked": "Book appointment",
+    "attended": "Mark attended",
+    "paid": "Record payment",
+    "closed": "Close",
+    "cancelled": "Cancel referral",
+}
+
+
+async def render_referral(
+    request: Request[Any, Any, Any],
+    signed: Signed,
+    referral_id: str,
+    *,
+    error: str | None = None,
+    status: int = 200,
+) -> Template:
+    async with services_of(request).db.read() as conn:
+        row = await queries.referral(conn, referral_id)
+        if row is None:
+            return page(
+                "message",
+                {"title": "Not found", "message": "No referral with this identifier."},
+                signed=signed,
+                status=404,
+            )
+        transitions = await _history(conn, referral_id)
+        events = await queries.events_with_deliveries(conn, referral_id)
+        tasks = await queries.tasks_of(conn, referral_id)
+        sessions = await care_forms.sessions_of(conn, referral_id)
+        physios = await care_forms.active_physios(conn)
+    moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
+    return page(
+        "referral",
+        {
+            "r": row,
+            "moves": [(move, MOVE_LABELS[move]) for move in moves],
+            "appointment_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, frozenset())),
+            "transitions": transitions,
+            "events": events,
+            "tasks": tasks,
+            "sessions": sessions,
+            "physios": physios,
+            "modalities": care_forms.MODALITIES,
+            "error": error,
+        },
+        signed=signed,
+        status=status,
+        notice=request.query_params.get("notice"),
+    )
+
+
+async def _history(conn: Any, referral_id: str) -> list[Any]:
+    from rehabref.ops.service import history as transitions_of
+
+    return await transitions_of(conn, referral_id)
+
+
+@get("/console/referrals/{referral_id:str}", include_in_schema=False)
+async def referral_page(request: Request[Any, Any, Any], referral_id: str) -> Template | Redirect:
+    signed = await signed_in(request)
+    if signed is None:
+        return to_login()
+    return await render_referral(request, signed, referral_id)
+
+
+def _appointment(form: Any) -> AppointmentChange:
+    raw = form.get("scheduled_at") or ""
+    try:
+        scheduled = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ApiError(422, "validation_error", "Enter the appointment date and time.") from None
+    scheduled = scheduled.replace(tzinfo=UTC) if scheduled.tzinfo is None else scheduled
+    return AppointmentChange(scheduled_at=scheduled, care_mode=str(form.get("care_mode") or ""))
+
+
+def _payment(form: Any) -> PaymentChange:
+    try:
+        amount = Decimal(str(form.get("amount") or "").replace(",", "").strip())
+    except InvalidOperation:
+        amount = Decimal(-1)
+    minor = amount * 100
+    if amount <= 0 or minor != minor.to_integral_value() or minor > 2_000_000_000:
+        raise ApiError(422, "validation_error", "Enter the amount paid, e.g. 20000 or 20000.50.")
+    currency = str(form.get("currency") or "NGN").strip().upper()
+    if len(currency) != 3 or not currency.isalpha():
+        raise ApiError(422, "validation_error", "The currency is a 3-letter code such as NGN.")
+    return PaymentChange(amount_minor=int(minor), currency=currency)
+
+
+@post("/console/referrals/{referral_id:str}/transition", include_in_schema=False, status_code=200)
+async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | Redirect:
+    signed = await signed_in(request)
+    if signed is None:
+        return to_login()
+    form = await request.form()
+    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
+        return refused(signed)
+    to = str(form.get("to") or "")
+    reason = str(form.get("reason") or "").strip()[:500] or None
+    try:
+        appointment = _appointment(form) if to == "booked" else None
+        payment = _payment(form) if to == "paid" else None
+        async with services_of(request).db.write() as conn:
+            await transition(
+                conn,
+                referral_id=referral_id,
+                to=to,
+                actor=signed.operator.actor,
+                reason=reason,
+                appointment=appointment,
+                payment=payment,
+            )
+    except ApiError as exc:
+        detail = "; ".join(exc.fields.values()) if exc.fields else ""
+        message = f"{exc.message} {detail}".strip()
+        return await render_referral(request, signed, referral_id, error=message, status=exc.status)
+    return see_other(f"/console/referrals/{referral_id}?notice=moved")
+
+
+@post("/console/events/{event_id:str}/redeliver", include_in_schema=False, status_code=200)
+async def redeliver(request: Request[Any, Any, Any], event_id: str) -> Template | Redirect:
+    signed = await signed_in(request)
+    if signed is None:
+        return to_login()
+    form = await request.form()
+    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
+        return refused(signed)
+    async with services_of(request).db.write() as conn:
+        event = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        queued = await history.redeliver(conn, event=event) if event is not None else []
+    if event is None:
+        return page(
+            "message",
+            {"title": "Not found", "message": "No event with this identifier."},
+            signed=signed,
+            status=404,
+        )
+    if not queued:
+        return page(
+            "message",
+            {
+                "title": "Nothing to deliver to",
+                "message": "The partner has no active webhook endpoint for this event now.",
+            },
+            signed=signed,
+            status=409,
+        )
+    back = form.get("back")
+    if back == "deliveries":
+        return see_other("/console/deliveries?notice=redelivered")
+    if event.referral_id:
+        return see_other(f"/console/referrals/{event.referral_id}?notice=redelivered")
+    return see_other("/console/deliveries?notice=redelivered")
+
+
+ROUTES = [referral_page, move, redeliver]

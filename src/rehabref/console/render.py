@@ -1,0 +1,84 @@
+"""Rendering console pages: shared headers, the signed-in context, redirects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from litestar.response import Redirect, Template
+
+from rehabref.clock import as_utc
+from rehabref.console.session import Signed
+
+HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+}
+
+NOTICES = {
+    "moved": "Status updated.",
+    "redelivered": "Redelivery queued: the worker sends it within seconds.",
+    "claimed": "Task claimed.",
+    "completed": "Task completed.",
+    "physio_created": "Physiotherapist added.",
+    "session_scheduled": "Session scheduled.",
+    "session_started": "Session started.",
+    "session_completed": "Session completed.",
+    "session_cancelled": "Session cancelled.",
+}
+
+
+def when(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    return as_utc(value).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def page(
+    name: str,
+    context: dict[str, Any],
+    *,
+    signed: Signed | None,
+    status: int = 200,
+    notice: str | None = None,
+    **extra: Any,
+) -> Template:
+    full = {
+        **context,
+        "operator": signed.operator if signed else None,
+        "csrf_token": signed.csrf_token() if signed else context.get("csrf_token"),
+        "notice": NOTICES.get(notice or ""),
+        "when": when,
+    }
+    return Template(
+        template_name=f"console/{name}.html",
+        context=full,
+        status_code=status,
+        headers={**HEADERS, **extra.pop("headers", {})},
+        **extra,
+    )
+
+
+def see_other(path: str, **extra: Any) -> Redirect:
+    return Redirect(path=path, status_code=303, headers=HEADERS, **extra)
+
+
+def to_login() -> Redirect:
+    return see_other("/console/login")
+
+
+def refused(signed: Signed) -> Template:
+    return page(
+        "message",
+        {
+            "title": "Form expired",
+            "message": "This form was not accepted (its security token is missing or too old). "
+            "Go back, reload the page and try again.",
+        },
+        signed=signed,
+        status=403,
+    )

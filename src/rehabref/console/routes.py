@@ -1,0 +1,7 @@
+"""Every console route, for the application's route list."""
+
+from __future__ import annotations
+
+from rehabref.console import care_forms, pages, queues, referral
+
+ROUTES = [*pages.ROUTES, *referral.ROUTES, *queues.ROUTES, *care_forms.ROUTES]

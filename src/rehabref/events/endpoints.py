@@ -1,0 +1,213 @@
+"""Partner API: webhook endpoints, event history with delivery attempts, redelivery."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, delete, get, post
+
+from rehabref.errors import ApiError
+from rehabref.events import history, subscriptions
+from rehabref.events.catalogue import EVENT_TYPES
+from rehabref.events.schemas import WebhookEndpointCreate
+from rehabref.events.targets import check_target
+from rehabref.idempotency import service as idempotency
+from rehabref.request_body import json_object, validate
+from rehabref.services import services_of
+
+JSON = "application/json"
+
+
+def json_response(content: Any, status: int = 200) -> Response[bytes]:
+    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
+
+
+def page_params(query: Any) -> tuple[int, str | None, dict[str, str]]:
+    """(limit, before_id, problems) from ``limit`` and ``cursor``."""
+    problems: dict[str, str] = {}
+    raw = query.get("limit")
+    limit = 20
+    if raw is not None:
+        if not raw.isdigit() or not 1 <= int(raw) <= 100:
+            problems["limit"] = "Must be an integer from 1 to 100."
+        else:
+            limit = int(raw)
+    before_id = None
+    cursor = query.get("cursor")
+    if cursor:
+        before_id = history.decode_cursor(cursor)
+        if before_id is None:
+            problems["cursor"] = "Not a cursor returned by this API."
+    return limit, before_id, problems
+
+
+def event_type_param(query: Any, problems: dict[str, str]) -> str | None:
+    event_type: str | None = query.get("type")
+    if event_type is not None and event_type not in EVENT_TYPES:
+        problems["type"] = f"Must be one of: {', '.join(EVENT_TYPES)}."
+    return event_type
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, "not_found", f"No {what} with this identifier.")
+
+
+@post("/api/v1/partners/webhook-endpoints", status_code=201)
+async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    body = await json_object(request)
+    key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
+    payload = validate(WebhookEndpointCreate, body)
+    problem = await check_target(
+        payload.url,
+        environment=principal.environment,
+        allow_private=services.settings.allow_private_webhook_targets,
+    )
+    if problem is not None:
+        raise ApiError(
+            422, "validation_error", "The webhook URL is refused.", fields={"url": problem}
+        )
+    request_print = idempotency.fingerprint("webhook_endpoints.create", body)
+    scope = {"partner_id": principal.partner_id, "environment": principal.environment}
+    async with services.db.write() as conn:
+        if key is not None:
+            stored = await idempotency.lookup(
+                conn, **scope, key=key, request_fingerprint=request_print
+            )
+            if stored is not None:
+                return Response(
+                    content=stored.body,
+                    status_code=stored.status,
+                    media_type=JSON,
+                    headers={"Idempotent-Replayed": "true"},
+                )
+        if await subscriptions.count_active(conn, **scope) >= subscriptions.MAX_ENDPOINTS:
+            raise ApiError(
+                409,
+                "conflict",
+                f"At most {subscriptions.MAX_ENDPOINTS} active webhook endpoints per environment.",
+            )
+        record = await subscriptions.create_endpoint(
+            conn, **scope, url=payload.url, enabled_events=payload.enabled_events
+        )
+        encoded = msgspec.json.encode(record)
+        if key is not None:
+            await idempotency.remember(
+                conn,
+                **scope,
+                key=key,
+                request_fingerprint=request_print,
+                response=idempotency.StoredResponse(201, encoded),
+                ttl_seconds=services.settings.idempotency_ttl_seconds,
+            )
+    return Response(content=encoded, status_code=201, media_type=JSON)
+
+
+@get("/api/v1/partners/webhook-endpoints")
+async def list_webhook_endpoints(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.read() as conn:
+        data = await subscriptions.list_endpoints(
+            conn, partner_id=principal.partner_id, environment=principal.environment
+        )
+    return json_response({"data": data, "has_more": False, "next_cursor": None})
+
+
+@delete("/api/v1/partners/webhook-endpoints/{endpoint_id:str}", status_code=204)
+async def delete_webhook_endpoint(request: Request[Any, Any, Any], endpoint_id: str) -> None:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.write() as conn:
+        deleted = await subscriptions.delete_endpoint(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            endpoint_id=endpoint_id,
+        )
+    if not deleted:
+        raise not_found("webhook endpoint")
+
+
+@get("/api/v1/partners/events")
+async def list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    query = request.query_params
+    limit, before_id, problems = page_params(query)
+    event_type = event_type_param(query, problems)
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    async with services.db.read() as conn:
+        rows, has_more = await history.list_events(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            event_type=event_type,
+            referral_id=query.get("referral_id"),
+            before_id=before_id,
+            limit=limit,
+        )
+    return json_response(
+        {
+            "data": [history.event_record(row) for row in rows],
+            "has_more": has_more,
+            "next_cursor": history.encode_cursor(rows[-1].id) if has_more and rows else None,
+        }
+    )
+
+
+@get("/api/v1/partners/events/{event_id:str}")
+async def get_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.read() as conn:
+        row = await history.get_event(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            event_id=event_id,
+        )
+        if row is None:
+            raise not_found("event")
+        deliveries = await history.deliveries_of(conn, event_id=row.id)
+    return json_response({**history.event_record(row), "deliveries": deliveries})
+
+
+@post("/api/v1/partners/events/{event_id:str}/redeliver", status_code=202)
+async def redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.write() as conn:
+        row = await history.get_event(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            event_id=event_id,
+        )
+        if row is None:
+            raise not_found("event")
+        deliveries = await history.redeliver(conn, event=row)
+    if not deliveries:
+        raise no_target()
+    return json_response({"event_id": event_id, "deliveries": deliveries}, 202)
+
+
+def no_target() -> ApiError:
+    return ApiError(
+        409,
+        "no_webhook_target",
+        "No webhook endpoint is subscribed to this event; register one first.",
+    )
+
+
+ROUTES = [
+    create_webhook_endpoint,
+    list_webhook_endpoints,
+    delete_webhook_endpoint,
+    list_events,
+    get_event,
+    redeliver_event,
+]

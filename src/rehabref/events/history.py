@@ -1,0 +1,198 @@
+"""Events and their deliveries as partners and coordinators see them; redelivery.
+
+Partner calls pass ``partner_id``/``environment`` and see only their own events; ops calls
+pass None and see every partner's. Never commits.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+from sqlalchemy import Row, insert, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import iso, utcnow
+from rehabref.db import table
+from rehabref.events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
+from rehabref.events.outbox import delivery_row
+
+_events = table(Event)
+_deliveries = table(Delivery)
+_attempts = table(DeliveryAttempt)
+_endpoints = table(WebhookEndpoint)
+_ID = re.compile(r"^(evt|dlv)_[0-9a-z]{26}$")
+
+
+def encode_cursor(last_id: str) -> str:
+    return base64.urlsafe_b64encode(f"v1:{last_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    version, _, last_id = text.partition(":")
+    return last_id if version == "v1" and _ID.match(last_id) else None
+
+
+def event_record(row: Row[Any], *, ops: bool = False) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "event_id": row.id,
+        "type": row.type,
+        "occurred_at": iso(row.occurred_at),
+        "referral_id": row.referral_id,
+        "data": row.data,
+    }
+    if ops:
+        record["partner_id"] = row.partner_id
+        record["environment"] = row.environment
+    return record
+
+
+def _delivery(row: Row[Any]) -> dict[str, Any]:
+    return {
+        "delivery_id": row.id,
+        "endpoint_id": row.endpoint_id,
+        "target_url": row.target_url,
+        "state": row.state,
+        "attempt_count": row.attempt_count,
+        "next_attempt_at": iso(row.next_attempt_at) if row.state == "pending" else None,
+        "last_status_code": row.last_status_code,
+        "created_at": iso(row.created_at),
+        "completed_at": iso(row.completed_at),
+    }
+
+
+def _scope(query: Any, partner_id: str | None, environment: str | None) -> Any:
+    if partner_id is not None:
+        query = query.where(_events.c.partner_id == partner_id)
+    if environment is not None:
+        query = query.where(_events.c.environment == environment)
+    return query
+
+
+async def list_events(
+    conn: AsyncConnection,
+    *,
+    partner_id: str | None,
+    environment: str | None,
+    event_type: str | None,
+    referral_id: str | None,
+    before_id: str | None,
+    limit: int,
+) -> tuple[list[Row[Any]], bool]:
+    query = _scope(select(_events), partner_id, environment)
+    if event_type is not None:
+        query = query.where(_events.c.type == event_type)
+    if referral_id is not None:
+        query = query.where(_events.c.referral_id == referral_id)
+    if before_id is not None:
+        query = query.where(_events.c.id < before_id)
+    rows = (await conn.execute(query.order_by(_events.c.id.desc()).limit(limit + 1))).all()
+    return list(rows[:limit]), len(rows) > limit
+
+
+async def get_event(
+    conn: AsyncConnection, *, partner_id: str | None, environment: str | None, event_id: str
+) -> Row[Any] | None:
+    query = _scope(select(_events), partner_id, environment).where(_events.c.id == event_id)
+    return (await conn.execute(query)).first()
+
+
+async def deliveries_of(conn: AsyncConnection, *, event_id: str) -> list[dict[str, Any]]:
+    rows = (
+        await conn.execute(
+            select(_deliveries).where(_deliveries.c.event_id == event_id).order_by(_deliveries.c.id)
+        )
+    ).all()
+    result = [_delivery(row) for row in rows]
+    if not result:
+        return result
+    attempts = await conn.execute(
+        select(_attempts)
+        .where(_attempts.c.delivery_id.in_([row.id for row in rows]))
+        .order_by(_attempts.c.attempted_at, _attempts.c.id)
+    )
+    by_delivery: dict[str, list[dict[str, Any]]] = {item["delivery_id"]: [] for item in result}
+    for attempt in attempts:
+        by_delivery[attempt.delivery_id].append(
+            {
+                "attempted_at": iso(attempt.attempted_at),
+                "status_code": attempt.status_code,
+                "latency_ms": attempt.latency_ms,
+                "error": attempt.error,
+                "response_excerpt": attempt.response_excerpt,
+            }
+        )
+    for item in result:
+        item["attempts"] = by_delivery[item["delivery_id"]]
+    return result
+
+
+async def redeliver(conn: AsyncConnection, *, event: Row[Any]) -> list[dict[str, str]]:
+    """A new pending delivery per target: the endpoints subscribed now, plus the extra
+    targets (callback_url, sandbox target_url) the event was delivered to before."""
+    endpoints = (
+        await conn.execute(
+            select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events).where(
+                _endpoints.c.partner_id == event.partner_id,
+                _endpoints.c.environment == event.environment,
+                _endpoints.c.active.is_(True),
+            )
+        )
+    ).all()
+    targets: dict[str, str | None] = {
+        url: endpoint_id
+        for endpoint_id, url, enabled in endpoints
+        if not enabled or event.type in enabled
+    }
+    earlier = await conn.execute(
+        select(_deliveries.c.target_url)
+        .where(_deliveries.c.event_id == event.id, _deliveries.c.endpoint_id.is_(None))
+        .distinct()
+    )
+    for (url,) in earlier:
+        targets.setdefault(url, None)
+    now = utcnow()
+    rows = [
+        delivery_row(event.id, endpoint_id, url, now, 0) for url, endpoint_id in targets.items()
+    ]
+    if rows:
+        await conn.execute(insert(_deliveries), rows)
+    return [{"delivery_id": row["id"], "target_url": row["target_url"]} for row in rows]
+
+
+async def list_deliveries(
+    conn: AsyncConnection,
+    *,
+    state: str | None,
+    partner_id: str | None,
+    before_id: str | None,
+    limit: int,
+) -> tuple[list[dict[str, Any]], bool]:
+    d, e = _deliveries, _events
+    query = select(d, e.c.type.label("event_type"), e.c.partner_id, e.c.environment).join(
+        e, e.c.id == d.c.event_id
+    )
+    if state is not None:
+        query = query.where(d.c.state == state)
+    if partner_id is not None:
+        query = query.where(e.c.partner_id == partner_id)
+    if before_id is not None:
+        query = query.where(d.c.id < before_id)
+    rows = (await conn.execute(query.order_by(d.c.id.desc()).limit(limit + 1))).all()
+    items = [
+        {
+            **_delivery(row),
+            "event_id": row.event_id,
+            "event_type": row.event_type,
+            "partner_id": row.partner_id,
+            "environment": row.environment,
+        }
+        for row in rows[:limit]
+    ]
+    return items, len(rows) > limit

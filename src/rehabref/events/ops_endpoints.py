@@ -1,0 +1,107 @@
+"""Ops API (operator token): events and deliveries across partners, redelivery."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+
+from rehabref.errors import ApiError
+from rehabref.events import history
+from rehabref.events.endpoints import (
+    event_type_param,
+    json_response,
+    no_target,
+    not_found,
+    page_params,
+)
+from rehabref.ops.auth import authenticate_operator
+from rehabref.services import services_of
+
+DELIVERY_STATES = ("pending", "succeeded", "failed")
+
+
+@get("/api/v1/ops/events")
+async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
+    await authenticate_operator(request)
+    query = request.query_params
+    limit, before_id, problems = page_params(query)
+    event_type = event_type_param(query, problems)
+    environment = query.get("environment")
+    if environment is not None and environment not in {"test", "live"}:
+        problems["environment"] = "Must be test or live."
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    async with services_of(request).db.read() as conn:
+        rows, has_more = await history.list_events(
+            conn,
+            partner_id=query.get("partner_id"),
+            environment=environment,
+            event_type=event_type,
+            referral_id=query.get("referral_id"),
+            before_id=before_id,
+            limit=limit,
+        )
+    return json_response(
+        {
+            "data": [history.event_record(row, ops=True) for row in rows],
+            "has_more": has_more,
+            "next_cursor": history.encode_cursor(rows[-1].id) if has_more and rows else None,
+        }
+    )
+
+
+@get("/api/v1/ops/events/{event_id:str}")
+async def ops_get_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+    await authenticate_operator(request)
+    async with services_of(request).db.read() as conn:
+        row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        if row is None:
+            raise not_found("event")
+        deliveries = await history.deliveries_of(conn, event_id=row.id)
+    return json_response({**history.event_record(row, ops=True), "deliveries": deliveries})
+
+
+@post("/api/v1/ops/events/{event_id:str}/redeliver", status_code=202)
+async def ops_redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+    await authenticate_operator(request)
+    async with services_of(request).db.write() as conn:
+        row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        if row is None:
+            raise not_found("event")
+        deliveries = await history.redeliver(conn, event=row)
+    if not deliveries:
+        raise no_target()
+    return json_response({"event_id": event_id, "deliveries": deliveries}, 202)
+
+
+@get("/api/v1/ops/deliveries")
+async def ops_list_deliveries(request: Request[Any, Any, Any]) -> Response[bytes]:
+    await authenticate_operator(request)
+    query = request.query_params
+    limit, before_id, problems = page_params(query)
+    state = query.get("state")
+    if state is not None and state not in DELIVERY_STATES:
+        problems["state"] = f"Must be one of: {', '.join(DELIVERY_STATES)}."
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    async with services_of(request).db.read() as conn:
+        items, has_more = await history.list_deliveries(
+            conn,
+            state=state,
+            partner_id=query.get("partner_id"),
+            before_id=before_id,
+            limit=limit,
+        )
+    return json_response(
+        {
+            "data": items,
+            "has_more": has_more,
+            "next_cursor": history.encode_cursor(items[-1]["delivery_id"])
+            if has_more and items
+            else None,
+        }
+    )
+
+
+ROUTES = [ops_list_events, ops_get_event, ops_redeliver_event, ops_list_deliveries]

@@ -1,0 +1,135 @@
+"""One HTTP attempt of a webhook delivery: pooled client, bounded time, no redirects."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+
+import httpcore
+import httpx
+
+from rehabref.events.targets import GuardedBackend
+
+TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+# A hard bound on the whole attempt (httpx's timeouts apply per read, so a target that
+# trickles bytes could otherwise hold a send open indefinitely).
+TOTAL_SECONDS = 15.0
+EXCERPT_BYTES = 1024
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    status_code: int | None
+    latency_ms: int
+    error: str | None
+    excerpt: str | None
+    retry_after: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def make_client(*, allow_private: bool, max_connections: int = 100) -> httpx.AsyncClient:
+    """A pooled client whose every new connection goes through the address check."""
+    transport = httpx.AsyncHTTPTransport(
+        limits=httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        ),
+        retries=0,
+    )
+    # httpx exposes no hook for the network backend; the pool has one.
+    pool = transport._pool
+    if isinstance(pool, httpcore.AsyncConnectionPool):
+        pool._network_backend = GuardedBackend(
+            pool._network_backend,
+            allow_private=allow_private,
+        )
+    else:  # pragma: no cover - only without a proxy, which trust_env=False guarantees
+        raise RuntimeError("unexpected httpx transport")
+    return httpx.AsyncClient(
+        transport=transport, timeout=TIMEOUT, follow_redirects=False, trust_env=False
+    )
+
+
+def _error_text(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, httpx.TimeoutException):
+        kind = "timeout"
+    elif isinstance(exc, httpx.ConnectError):
+        kind = "connect_error"
+    else:
+        kind = "request_error"
+    return f"{kind}: {text}"[:500]
+
+
+async def post(
+    client: httpx.AsyncClient, url: str, body: bytes, headers: dict[str, str]
+) -> AttemptResult:
+    started = time.perf_counter()
+    try:
+        async with (
+            asyncio.timeout(TOTAL_SECONDS),
+            client.stream("POST", url, content=body, headers=headers) as response,
+        ):
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_raw():
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= EXCERPT_BYTES:
+                    break
+            excerpt = b"".join(chunks)[:EXCERPT_BYTES].decode("utf-8", "replace")
+            latency = int((time.perf_counter() - started) * 1000)
+            error = None
+            if 300 <= response.status_code < 400:
+                error = "redirect not followed"
+            return AttemptResult(
+                status_code=response.status_code,
+                latency_ms=latency,
+                error=error,
+                excerpt=excerpt or None,
+                retry_after=response.headers.get("retry-after"),
+            )
+    except httpx.HTTPError as exc:
+        latency = int((time.perf_counter() - started) * 1000)
+        return AttemptResult(None, latency, _error_text(exc), None)
+    except TimeoutError:
+        latency = int((time.perf_counter() - started) * 1000)
+        return AttemptResult(None, latency, f"timeout: no answer within {TOTAL_SECONDS:g} s", None)
+    except Exception as exc:  # e.g. an URL httpx cannot use: a failed attempt, not a crash
+        latency = int((time.perf_counter() - started) * 1000)
+        return AttemptResult(None, latency, f"request_error: {type(exc).__name__}", None)
+
+
+class ClientLanes:
+    """Several small pooled clients used in turn.
+
+    httpcore's connection pool scans all its connections for every request, which costs more
+    than the request itself beyond a handful of connections; a few small pools measured
+    about 3x faster than one pool of the same total size.
+    """
+
+    def __init__(self, clients: list[httpx.AsyncClient]) -> None:
+        self._clients = clients
+        self._next = 0
+
+    @classmethod
+    def create(cls, *, allow_private: bool, concurrency: int, per_lane: int = 4) -> ClientLanes:
+        lanes = max(1, concurrency // per_lane)
+        return cls(
+            [
+                make_client(allow_private=allow_private, max_connections=per_lane)
+                for _ in range(lanes)
+            ]
+        )
+
+    def next(self) -> httpx.AsyncClient:
+        client = self._clients[self._next % len(self._clients)]
+        self._next += 1
+        return client
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()

@@ -1,0 +1,395 @@
+"""The delivery worker: claims due deliveries, signs and sends them, records every attempt.
+
+Claims: a batch of due ``pending`` deliveries gets a lease (``claimed_until``, ``claimed_by``).
+On PostgreSQL the batch is picked with ``SELECT ... FOR UPDATE SKIP LOCKED``, so several
+workers share the work without sending one delivery twice at the same time; on SQLite the
+database's single writer serialises claimers. A worker that dies keeps its lease until
+``claimed_until`` passes; then any worker claims those deliveries again (at-least-once).
+Results are written back in one transaction per batch, only by the lease holder.
+
+The worker also runs periodic jobs (``register_periodic``), e.g. the idempotency purge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import bindparam, insert, or_, select, update
+
+from rehabref.clock import as_utc, utcnow
+from rehabref.db import Database, table
+from rehabref.events import schedule
+from rehabref.events.models import Delivery, DeliveryAttempt, Event
+from rehabref.events.periodic import PeriodicJob, periodic_jobs, register_periodic
+from rehabref.events.secrets import SecretCache
+from rehabref.events.sender import TOTAL_SECONDS, AttemptResult, ClientLanes, post
+from rehabref.events.signing import delivery_headers
+from rehabref.ids import new_id
+from rehabref.instance_secret import SecretBox
+
+log = logging.getLogger("rehabref.worker")
+
+__all__ = ["DeliveryWorker", "WorkerConfig", "periodic_jobs", "register_periodic"]
+
+_deliveries = table(Delivery)
+_attempts = table(DeliveryAttempt)
+_events = table(Event)
+
+RETRY_STATUSES_WITH_RETRY_AFTER = frozenset({429, 503})
+SIMULATED_ERROR = "simulated HTTP 500 (sandbox scenario 5)"
+
+
+@dataclass(frozen=True)
+class Claimed:
+    id: str
+    event_id: str
+    target_url: str
+    attempt_count: int
+    simulated_failures: int
+    created_at: datetime
+    partner_id: str
+    environment: str
+    body: bytes
+    lease_until: datetime
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    retry_base_seconds: float = 5.0
+    allow_private_targets: bool = False
+    batch_size: int = 64
+    # Sends in flight at once, over ``concurrency / 4`` small connection pools.
+    concurrency: int = 32
+    # Claim-send-record loops running side by side (one on SQLite): while one records its
+    # results or waits on a slow target, another sends.
+    pipelines: int = 2
+    lease_seconds: float = 120.0
+    idle_seconds: float = 0.05
+
+
+def lease_seconds_from_env() -> float:
+    return float(os.environ.get("REHABREF_WEBHOOK_LEASE_SECONDS") or 120)
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        db: Database,
+        box: SecretBox,
+        config: WorkerConfig,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        rng: Callable[[], float] = random.random,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self.db = db
+        self.config = config
+        self.clock = clock
+        self.rng = rng
+        self.worker_id = new_id("wrk")[:40]
+        # A send never outlives its claim: the lease covers at least one whole attempt, and
+        # an item whose lease would end during its attempt is released instead of sent.
+        self.lease_seconds = max(config.lease_seconds, TOTAL_SECONDS + 5)
+        self._secrets = SecretCache(db, box)
+        self._lanes = (
+            ClientLanes([client])
+            if client is not None
+            else ClientLanes.create(
+                allow_private=config.allow_private_targets, concurrency=config.concurrency
+            )
+        )
+        self._semaphore = asyncio.Semaphore(config.concurrency)
+        self._stopping = asyncio.Event()
+        self._periodic_due: dict[str, float] = {}
+        self._periodic_tasks: dict[str, asyncio.Task[None]] = {}
+
+    # ----- one round -------------------------------------------------------------------
+
+    def _due(self, now: datetime) -> Any:
+        d = _deliveries
+        return (
+            select(d.c.id)
+            .where(
+                d.c.state == "pending",
+                d.c.next_attempt_at <= now,
+                or_(d.c.claimed_until.is_(None), d.c.claimed_until < now),
+            )
+            .order_by(d.c.next_attempt_at)
+        )
+
+    async def claim(self) -> list[Claimed]:
+        now = self.clock()
+        lease_until = now + timedelta(seconds=self.lease_seconds)
+        due = self._due(now)
+        if self.db.is_sqlite:
+            # A cheap read first: most polls find nothing and must not take the write lock.
+            async with self.db.read() as conn:
+                if (await conn.execute(due.limit(1))).first() is None:
+                    return []
+        else:
+            due = due.with_for_update(skip_locked=True, of=_deliveries)
+        d, e = _deliveries, _events
+        async with self.db.write() as conn:
+            ids = list((await conn.execute(due.limit(self.config.batch_size))).scalars())
+            if not ids:
+                return []
+            await conn.execute(
+                update(d)
+                .where(d.c.id.in_(ids))
+                .values(
+                    claimed_until=lease_until,
+                    claimed_by=self.worker_id,
+                )
+            )
+            rows = await conn.execute(
+                select(
+                    d.c.id,
+                    d.c.event_id,
+                    d.c.target_url,
+                    d.c.attempt_count,
+                    d.c.simulated_failures,
+                    d.c.created_at,
+                    e.c.partner_id,
+                    e.c.environment,
+                    e.c.body,
+                )
+                .join(e, e.c.id == d.c.event_id)
+                .where(d.c.id.in_(ids))
+            )
+            return [
+                Claimed(
+                    id=row.id,
+                    event_id=row.event_id,
+                    target_url=row.target_url,
+                    attempt_count=row.attempt_count,
+                    simulated_failures=row.simulated_failures,
+                    created_at=as_utc(row.created_at),
+                    partner_id=row.partner_id,
+                    environment=row.environment,
+                    body=row.body.encode(),
+                    lease_until=lease_until,
+                )
+                for row in rows
+            ]
+
+    async def _attempt(self, item: Claimed) -> tuple[Claimed, datetime, AttemptResult | None]:
+        async with self._semaphore:
+            attempted_at = self.clock()
+            if attempted_at + timedelta(seconds=TOTAL_SECONDS) > item.lease_until:
+                return item, attempted_at, None  # too late for this claim: release it
+            if item.attempt_count < item.simulated_failures:
+                result = AttemptResult(500, 0, SIMULATED_ERROR, '{"error":"simulated"}')
+                return item, attempted_at, result
+            try:
+                signing = await self._secrets.get(item.partner_id, item.environment, attempted_at)
+            except Exception as exc:  # unreadable secret: retried later like a failed send
+                error = f"signing secret unavailable: {type(exc).__name__}"
+                return item, attempted_at, AttemptResult(None, 0, error, None)
+            if not signing:
+                return item, attempted_at, AttemptResult(None, 0, "no active signing secret", None)
+            headers = delivery_headers(
+                event_id=item.event_id,
+                secrets=signing,
+                timestamp=int(attempted_at.timestamp()),
+                body=item.body,
+            )
+            return (
+                item,
+                attempted_at,
+                await post(self._lanes.next(), item.target_url, item.body, headers),
+            )
+
+    def _outcome(
+        self, item: Claimed, attempted_at: datetime, result: AttemptResult
+    ) -> dict[str, Any]:
+        count = item.attempt_count + 1
+        now = self.clock()
+        outcome: dict[str, Any] = {
+            "b_id": item.id,
+            "b_by": self.worker_id,
+            "b_count": count,
+            "b_code": result.status_code,
+        }
+        if result.ok:
+            return {**outcome, "b_state": "succeeded", "b_next": attempted_at, "b_done": now}
+        retry_after = None
+        if result.status_code in RETRY_STATUSES_WITH_RETRY_AFTER:
+            retry_after = schedule.retry_after_seconds(result.retry_after, now=now)
+        when = schedule.next_attempt(
+            attempt=count,
+            created_at=item.created_at,
+            now=now,
+            base=self.config.retry_base_seconds,
+            rng=self.rng,
+            retry_after=retry_after,
+        )
+        if when is None:
+            log.info("delivery failed", extra={"delivery_id": item.id, "attempts": count})
+            return {**outcome, "b_state": "failed", "b_next": now, "b_done": now}
+        return {**outcome, "b_state": "pending", "b_next": when, "b_done": None}
+
+    async def process(self, claimed: list[Claimed]) -> None:
+        gathered = await asyncio.gather(*(self._attempt(item) for item in claimed))
+        results = [(i, at, r) for i, at, r in gathered if r is not None]
+        late = [item.id for item, _, result in gathered if result is None]
+        attempts = [
+            {
+                "id": new_id("att"),
+                "delivery_id": item.id,
+                "attempted_at": attempted_at,
+                "status_code": result.status_code,
+                "latency_ms": result.latency_ms,
+                "error": result.error,
+                "response_excerpt": result.excerpt,
+            }
+            for item, attempted_at, result in results
+        ]
+        outcomes = [self._outcome(*entry) for entry in results]
+        d = _deliveries
+        async with self.db.write() as conn:
+            if late:
+                await conn.execute(
+                    update(d)
+                    .where(d.c.id.in_(late), d.c.claimed_by == self.worker_id)
+                    .values(claimed_until=None, claimed_by=None)
+                )
+            if not results:
+                return
+            await conn.execute(insert(_attempts), attempts)
+            await conn.execute(
+                update(d)
+                .where(d.c.id == bindparam("b_id"), d.c.claimed_by == bindparam("b_by"))
+                .values(
+                    state=bindparam("b_state"),
+                    attempt_count=bindparam("b_count"),
+                    last_status_code=bindparam("b_code"),
+                    next_attempt_at=bindparam("b_next"),
+                    completed_at=bindparam("b_done"),
+                    claimed_until=None,
+                    claimed_by=None,
+                ),
+                outcomes,
+            )
+
+    async def run_once(self) -> int:
+        """Claim one batch, send it, record the results; returns the batch size."""
+        claimed = await self.claim()
+        if claimed:
+            await self.process(claimed)
+        return len(claimed)
+
+    # ----- the loop --------------------------------------------------------------------
+
+    def _run_periodic(self) -> None:
+        now = time.monotonic()
+        for name, (interval, fn) in periodic_jobs().items():
+            due = self._periodic_due.setdefault(name, now + min(interval, 5.0))
+            running = self._periodic_tasks.get(name)
+            if now < due or (running is not None and not running.done()):
+                continue
+            self._periodic_due[name] = now + interval
+            self._periodic_tasks[name] = asyncio.create_task(self._guarded(name, fn))
+
+    async def _guarded(self, name: str, fn: PeriodicJob) -> None:
+        try:
+            await fn(self.db)
+        except Exception as exc:  # a periodic job must not stop deliveries
+            log.warning(
+                "periodic job failed", extra={"job": name, "error_type": type(exc).__name__}
+            )
+
+    async def run(self) -> None:
+        """Deliver until ``stop()``; batches in flight are finished before returning."""
+        log.info("delivery worker started", extra={"worker_id": self.worker_id})
+        count = 1 if self.db.is_sqlite else max(1, self.config.pipelines)
+        loops = [asyncio.create_task(self._pipeline()) for _ in range(count)]
+        try:
+            while not self._stopping.is_set():
+                self._run_periodic()
+                await self._sleep(0.1)
+        except asyncio.CancelledError:
+            for task in loops:
+                task.cancel()
+            raise
+        finally:
+            self._stopping.set()
+            await asyncio.gather(*loops, return_exceptions=True)
+
+    async def _pipeline(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                done = await self.run_once()
+            except Exception as exc:  # database briefly unavailable: back off, keep going
+                log.warning("delivery round failed", extra={"error_type": type(exc).__name__})
+                done = 0
+                await self._sleep(1.0)
+            if done == 0:
+                await self._sleep(self.config.idle_seconds)
+
+    async def _sleep(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), timeout=seconds)
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def release_claims(self) -> None:
+        d = _deliveries
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(d)
+                .where(d.c.claimed_by == self.worker_id, d.c.state == "pending")
+                .values(claimed_until=None, claimed_by=None)
+            )
+
+    async def aclose(self) -> None:
+        for task in self._periodic_tasks.values():
+            task.cancel()
+        try:
+            await self.release_claims()
+        except Exception as exc:
+            log.warning("releasing claims failed", extra={"error_type": type(exc).__name__})
+        await self._lanes.aclose()
+
+
+class WorkerHandle:
+    """A worker running as a task in this process (``rehabref serve``)."""
+
+    def __init__(self, worker: DeliveryWorker) -> None:
+        self.worker = worker
+        self.task = asyncio.create_task(worker.run())
+
+    async def shutdown(self, timeout: float = 15.0) -> None:
+        self.worker.stop()
+        try:
+            await asyncio.wait_for(asyncio.shield(self.task), timeout=timeout)
+        except (TimeoutError, Exception):
+            self.task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.task
+        await self.worker.aclose()
+
+
+def config_from(settings: Any) -> WorkerConfig:
+    return WorkerConfig(
+        retry_base_seconds=settings.webhook_retry_base_seconds,
+        allow_private_targets=settings.allow_private_webhook_targets,
+        lease_seconds=lease_seconds_from_env(),
+    )
+
+
+def start_in_process(db: Database, box: SecretBox, settings: Any) -> WorkerHandle | None:
+    """Start the worker inside ``rehabref serve`` unless it was run with ``--no-worker``."""
+    if os.environ.get("REHABREF_RUN_WORKER") != "1":
+        return None
+    return WorkerHandle(DeliveryWorker(db, box, config_from(settings)))

@@ -1,0 +1,201 @@
+"""Partner API for hosted referral links: create, list (with counts), get, deactivate."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, delete, get, post
+from sqlalchemy.exc import IntegrityError
+
+from rehabref import fields
+from rehabref.errors import ApiError
+from rehabref.idempotency import service as idempotency
+from rehabref.links import service
+from rehabref.links.schemas import ReferralLinkCreate
+from rehabref.partners.auth import Principal
+from rehabref.request_body import json_object, validate
+from rehabref.services import Services, services_of
+
+JSON = "application/json"
+CREATE_OPERATION = "referral_links.create"
+BASE_PATH = "/api/v1/partners/referral-links"
+
+
+def _json(content: Any, status: int = 200) -> Response[bytes]:
+    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
+
+
+def _not_found() -> ApiError:
+    return ApiError(404, "not_found", "No referral link with this id for this key's environment.")
+
+
+@post(BASE_PATH, status_code=201)
+async def create_link(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    body = await json_object(request)
+    key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
+    payload = validate(ReferralLinkCreate, body)
+    expires_at = fields.utc_timestamp_any(payload.expires_at) if payload.expires_at else None
+    if key is None:
+        async with services.db.write() as conn:
+            row = await service.create_link(
+                conn,
+                partner_id=principal.partner_id,
+                environment=principal.environment,
+                campaign=payload.campaign,
+                expires_at=expires_at,
+            )
+        return _json(service.record(row, services.settings.base_url), 201)
+    request_print = idempotency.fingerprint(CREATE_OPERATION, body)
+    with idempotency.claim_in_process(principal.partner_id, principal.environment, key):
+        try:
+            return await _create_once(services, principal, payload, expires_at, key, request_print)
+        except IntegrityError:
+            return await _after_conflict(services, principal, key, request_print)
+
+
+async def _create_once(
+    services: Services,
+    principal: Principal,
+    payload: ReferralLinkCreate,
+    expires_at: datetime | None,
+    key: str,
+    request_print: str,
+) -> Response[bytes]:
+    async with services.db.write() as conn:
+        stored = await idempotency.lookup(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            key=key,
+            request_fingerprint=request_print,
+        )
+        if stored is not None:
+            return Response(
+                content=stored.body,
+                status_code=stored.status,
+                media_type=JSON,
+                headers={"Idempotent-Replayed": "true"},
+            )
+        row = await service.create_link(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            campaign=payload.campaign,
+            expires_at=expires_at,
+        )
+        response = idempotency.StoredResponse(
+            201, msgspec.json.encode(service.record(row, services.settings.base_url))
+        )
+        await idempotency.remember(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            key=key,
+            request_fingerprint=request_print,
+            response=response,
+            ttl_seconds=services.settings.idempotency_ttl_seconds,
+        )
+    return Response(content=response.body, status_code=201, media_type=JSON)
+
+
+async def _after_conflict(
+    services: Services, principal: Principal, key: str, request_print: str
+) -> Response[bytes]:
+    async with services.db.read() as conn:
+        winner = await idempotency.read_committed(
+            conn, partner_id=principal.partner_id, environment=principal.environment, key=key
+        )
+    if winner is None:
+        raise ApiError(409, "idempotency_in_flight", "Retry shortly with the same key.")
+    winner_print, stored = winner
+    if winner_print != request_print:
+        raise ApiError(
+            422,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used with a different request body.",
+            fields={"Idempotency-Key": "Use a new key for a different request."},
+        )
+    return Response(
+        content=stored.body,
+        status_code=stored.status,
+        media_type=JSON,
+        headers={"Idempotent-Replayed": "true"},
+    )
+
+
+@get(BASE_PATH)
+async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    query = request.query_params
+    problems: dict[str, str] = {}
+    limit = 20
+    raw_limit = query.get("limit")
+    if raw_limit is not None:
+        if raw_limit.isdigit() and 1 <= int(raw_limit) <= 100:
+            limit = int(raw_limit)
+        else:
+            problems["limit"] = "Must be an integer from 1 to 100."
+    before_id = None
+    cursor = query.get("cursor")
+    if cursor:
+        before_id = service.decode_cursor(cursor)
+        if before_id is None:
+            problems["cursor"] = "Not a cursor returned by this API."
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    async with services.db.read() as conn:
+        rows, has_more = await service.list_links(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            before_id=before_id,
+            limit=limit,
+        )
+    base_url = services.settings.base_url
+    return _json(
+        {
+            "data": [service.record(row, base_url) for row in rows],
+            "has_more": has_more,
+            "next_cursor": service.encode_cursor(rows[-1].id) if has_more and rows else None,
+        }
+    )
+
+
+@get(f"{BASE_PATH}/{{link_id:str}}")
+async def get_link(request: Request[Any, Any, Any], link_id: str) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.read() as conn:
+        row = await service.get_link(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            link_id=link_id,
+        )
+    if row is None:
+        raise _not_found()
+    return _json(service.record(row, services.settings.base_url))
+
+
+@delete(f"{BASE_PATH}/{{link_id:str}}", status_code=200)
+async def deactivate_link(request: Request[Any, Any, Any], link_id: str) -> Response[bytes]:
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.write() as conn:
+        row = await service.deactivate_link(
+            conn,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            link_id=link_id,
+        )
+    if row is None:
+        raise _not_found()
+    return _json(service.record(row, services.settings.base_url))
+
+
+ROUTES = [create_link, list_links, get_link, deactivate_link]

@@ -1,0 +1,176 @@
+"""Referral links: create, list with counts, deactivate, resolve a public code, count a view.
+
+Keyword-only functions on a caller-owned connection; they never commit.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import secrets
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import as_utc, iso, utcnow
+from rehabref.db import table
+from rehabref.ids import new_id
+from rehabref.links.models import ReferralLink
+from rehabref.partners.models import Partner
+from rehabref.referrals.models import Referral
+
+_links = table(ReferralLink)
+_referrals = table(Referral)
+_partners = table(Partner)
+_CURSOR_ID = re.compile(r"^lnk_[0-9a-z]{26}$")
+# Public codes are URL-safe base64: 22 random bytes -> 30 characters (176 bits).
+PUBLIC_CODE = re.compile(r"^[A-Za-z0-9_-]{20,64}$")
+
+
+def new_public_code() -> str:
+    return secrets.token_urlsafe(22)
+
+
+def link_is_open(row: Row[Any], now: datetime) -> bool:
+    """Accepting submissions: not deactivated and not past expires_at."""
+    return bool(row.active) and (row.expires_at is None or as_utc(row.expires_at) > now)
+
+
+def link_url(base_url: str, public_code: str) -> str:
+    return f"{base_url}/r/{public_code}"
+
+
+async def create_link(
+    conn: AsyncConnection,
+    *,
+    partner_id: str,
+    environment: str,
+    campaign: str,
+    expires_at: datetime | None,
+) -> Row[Any]:
+    now = utcnow()
+    link_id = new_id("lnk")
+    await conn.execute(
+        insert(_links),
+        {
+            "id": link_id,
+            "partner_id": partner_id,
+            "environment": environment,
+            "campaign": campaign,
+            "public_code": new_public_code(),
+            "active": True,
+            "expires_at": expires_at,
+            "click_count": 0,
+            "created_at": now,
+            "deactivated_at": None,
+        },
+    )
+    row = await get_link(conn, partner_id=partner_id, environment=environment, link_id=link_id)
+    assert row is not None
+    return row
+
+
+def _with_counts() -> Any:
+    referral_count = (
+        select(func.count())
+        .select_from(_referrals)
+        .where(_referrals.c.link_id == _links.c.id)
+        .scalar_subquery()
+        .label("referral_count")
+    )
+    return select(_links, referral_count)
+
+
+async def get_link(
+    conn: AsyncConnection, *, partner_id: str, environment: str, link_id: str
+) -> Row[Any] | None:
+    query = _with_counts().where(
+        _links.c.partner_id == partner_id,
+        _links.c.environment == environment,
+        _links.c.id == link_id,
+    )
+    return (await conn.execute(query)).first()
+
+
+async def list_links(
+    conn: AsyncConnection,
+    *,
+    partner_id: str,
+    environment: str,
+    before_id: str | None,
+    limit: int,
+) -> tuple[list[Row[Any]], bool]:
+    """Newest first, keyset on the time-ordered id. Returns (rows, has_more)."""
+    query = _with_counts().where(
+        _links.c.partner_id == partner_id, _links.c.environment == environment
+    )
+    if before_id is not None:
+        query = query.where(_links.c.id < before_id)
+    rows = (await conn.execute(query.order_by(_links.c.id.desc()).limit(limit + 1))).all()
+    return list(rows[:limit]), len(rows) > limit
+
+
+async def deactivate_link(
+    conn: AsyncConnection, *, partner_id: str, environment: str, link_id: str
+) -> Row[Any] | None:
+    """Idempotent: a second call leaves the first deactivation time in place."""
+    await conn.execute(
+        update(_links)
+        .where(
+            _links.c.partner_id == partner_id,
+            _links.c.environment == environment,
+            _links.c.id == link_id,
+            _links.c.active.is_(True),
+        )
+        .values(active=False, deactivated_at=utcnow())
+    )
+    return await get_link(conn, partner_id=partner_id, environment=environment, link_id=link_id)
+
+
+async def resolve_code(conn: AsyncConnection, public_code: str) -> Row[Any] | None:
+    """The link and its partner's name for a public code (any state), or None."""
+    if not PUBLIC_CODE.match(public_code):
+        return None
+    query = (
+        select(_links, _partners.c.name.label("partner_name"))
+        .join(_partners, _partners.c.id == _links.c.partner_id)
+        .where(_links.c.public_code == public_code)
+    )
+    return (await conn.execute(query)).first()
+
+
+async def count_click(conn: AsyncConnection, *, link_id: str) -> None:
+    await conn.execute(
+        update(_links).where(_links.c.id == link_id).values(click_count=_links.c.click_count + 1)
+    )
+
+
+def record(row: Row[Any], base_url: str) -> dict[str, Any]:
+    return {
+        "link_id": row.id,
+        "public_code": row.public_code,
+        "url": link_url(base_url, row.public_code),
+        "campaign": row.campaign,
+        "active": link_is_open(row, utcnow()),
+        "expires_at": iso(as_utc(row.expires_at)) if row.expires_at else None,
+        "created_at": iso(as_utc(row.created_at)),
+        "deactivated_at": iso(as_utc(row.deactivated_at)) if row.deactivated_at else None,
+        "clicks": int(row.click_count),
+        "referrals": int(row.referral_count),
+    }
+
+
+def encode_cursor(link_id: str) -> str:
+    return base64.urlsafe_b64encode(f"v1:{link_id}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str | None:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    version, _, link_id = text.partition(":")
+    return link_id if version == "v1" and _CURSOR_ID.match(link_id) else None

@@ -1,0 +1,1 @@
+"""Physiotherapist registry and matching a referral to one of them."""

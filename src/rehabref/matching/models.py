@@ -1,0 +1,32 @@
+"""The physiotherapist registry (shared by every partner and both environments)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, Index, Integer, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from rehabref.db import Base
+
+
+class Physiotherapist(Base):
+    __tablename__ = "physiotherapists"
+    __table_args__ = (Index("ix_physiotherapists_city", "city_key", "active"),)
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    license_number: Mapped[str] = mapped_column(String(64), unique=True)
+    # Ordered list; the first entry is the primary specialization shown to partners.
+    specializations: Mapped[list[str]] = mapped_column(JSON)
+    rating: Mapped[float] = mapped_column(Float)
+    phone: Mapped[str] = mapped_column(String(20))
+    city: Mapped[str] = mapped_column(String(100))
+    # Normalised city (lower case, aliases resolved) used for matching.
+    city_key: Mapped[str] = mapped_column(String(100))
+    areas: Mapped[list[str]] = mapped_column(JSON)
+    modalities: Mapped[list[str]] = mapped_column(JSON)
+    weekly_capacity: Mapped[int] = mapped_column(Integer)
+    active: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

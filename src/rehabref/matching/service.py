@@ -1,0 +1,246 @@
+"""Matching a referral to one physiotherapist (rules in ``rules.py``, docs/matching.md).
+
+``match_referral`` runs inside the caller's transaction (intake completion or the ops
+``match`` endpoint): it assigns the best physiotherapist and writes ``provider.matched`` in
+the same transaction, or opens an ``unmatched`` contact task for a coordinator.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Row, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import as_utc, iso, utcnow
+from rehabref.db import table
+from rehabref.errors import ApiError
+from rehabref.events.outbox import NewEvent, record_events
+from rehabref.events.payloads import referral_base
+from rehabref.intake.models import AssistantSession, ContactTask
+from rehabref.intake.service import open_contact_task
+from rehabref.matching.models import Physiotherapist
+from rehabref.matching.places import area_from_city_field, area_key, city_key
+from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
+from rehabref.partners.models import Partner
+from rehabref.referrals.models import Referral
+from rehabref.referrals.transitions import callback_targets, lock_referral
+
+_physios = table(Physiotherapist)
+_referrals = table(Referral)
+_assistant = table(AssistantSession)
+_tasks = table(ContactTask)
+_partners = table(Partner)
+
+# Referrals in these states no longer hold a physiotherapist's weekly slot.
+_RELEASED = ("closed", "cancelled")
+_MATCHABLE_BLOCKED = frozenset(_RELEASED)
+
+
+def week_start(now: datetime) -> datetime:
+    """Monday 00:00 UTC of the week containing ``now``."""
+    day = as_utc(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    return day - timedelta(days=day.weekday())
+
+
+async def _care_mode(conn: AsyncConnection, referral: Row[Any]) -> str | None:
+    """The patient's intake answer when there is one, else the referral's care_mode."""
+    answered = (
+        await conn.execute(
+            select(_assistant.c.care_mode)
+            .where(
+                _assistant.c.referral_id == referral.id,
+                _assistant.c.completed_at.is_not(None),
+                _assistant.c.care_mode.is_not(None),
+            )
+            .order_by(_assistant.c.completed_at.desc())
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+    mode: str | None = answered or referral.care_mode
+    return mode
+
+
+async def _weekly_load(
+    conn: AsyncConnection, *, physio_ids: list[str], environment: str, since: datetime
+) -> dict[str, int]:
+    if not physio_ids:
+        return {}
+    rows = await conn.execute(
+        select(_referrals.c.assigned_physio_id, func.count())
+        .where(
+            _referrals.c.assigned_physio_id.in_(physio_ids),
+            _referrals.c.environment == environment,
+            _referrals.c.matched_at >= since,
+            _referrals.c.status.not_in(_RELEASED),
+        )
+        .group_by(_referrals.c.assigned_physio_id)
+    )
+    return {physio_id: int(n) for physio_id, n in rows.all()}
+
+
+async def candidates(
+    conn: AsyncConnection, *, referral: Row[Any], care_mode: str | None, now: datetime
+) -> list[Candidate]:
+    """Active physiotherapists in the referral's city offering an acceptable modality."""
+    modalities = acceptable_modalities(care_mode)
+    rows = (
+        await conn.execute(
+            select(
+                _physios.c.id,
+                _physios.c.license_number,
+                _physios.c.rating,
+                _physios.c.specializations,
+                _physios.c.areas,
+                _physios.c.modalities,
+                _physios.c.weekly_capacity,
+            ).where(
+                _physios.c.city_key == city_key(referral.patient_city),
+                _physios.c.active == True,  # noqa: E712 (SQL comparison)
+            )
+        )
+    ).all()
+    fitting = [row for row in rows if modalities.intersection(row.modalities)]
+    load = await _weekly_load(
+        conn,
+        physio_ids=[row.id for row in fitting],
+        environment=referral.environment,
+        since=week_start(now),
+    )
+    return [
+        Candidate(
+            physio_id=row.id,
+            license_number=row.license_number,
+            rating=float(row.rating),
+            specializations=list(row.specializations),
+            areas=list(row.areas),
+            weekly_capacity=row.weekly_capacity,
+            assigned_this_week=load.get(row.id, 0),
+        )
+        for row in fitting
+    ]
+
+
+def _patient_area(referral: Row[Any]) -> str | None:
+    if referral.patient_area:
+        return area_key(referral.patient_area)
+    return area_from_city_field(referral.patient_city)
+
+
+async def match_referral(conn: AsyncConnection, *, referral_id: str, now: datetime) -> str | None:
+    """Assign the best physiotherapist and emit ``provider.matched``; None when none fits.
+
+    A referral that already has a physiotherapist keeps it (the call is idempotent).
+    """
+    referral = await lock_referral(conn, referral_id)
+    if referral is None:
+        raise ApiError(404, "not_found", "No referral with this identifier.")
+    if referral.assigned_physio_id is not None:
+        return str(referral.assigned_physio_id)
+    if referral.status in _MATCHABLE_BLOCKED:
+        raise ApiError(409, "invalid_transition", f"The referral is {referral.status}.")
+    care_mode = await _care_mode(conn, referral)
+    wanted = wanted_specialization(referral.diagnosis or referral.reason)
+    area = _patient_area(referral)
+    pool = await candidates(conn, referral=referral, care_mode=care_mode, now=now)
+    for candidate in rank(pool, wanted=wanted, area=area):
+        physio = await _claim_slot(conn, candidate, environment=referral.environment, now=now)
+        if physio is not None:
+            await _assign(conn, referral=referral, physio=physio, now=now)
+            return candidate.physio_id
+    await _open_unmatched_task(conn, referral=referral, now=now)
+    return None
+
+
+async def _claim_slot(
+    conn: AsyncConnection, candidate: Candidate, *, environment: str, now: datetime
+) -> Row[Any] | None:
+    """Lock the physiotherapist row and re-count: concurrent matches cannot overbook."""
+    physio = (
+        await conn.execute(
+            select(_physios).where(_physios.c.id == candidate.physio_id).with_for_update()
+        )
+    ).first()
+    if physio is None or not physio.active:
+        return None
+    load = await _weekly_load(
+        conn, physio_ids=[physio.id], environment=environment, since=week_start(now)
+    )
+    return physio if load.get(physio.id, 0) < physio.weekly_capacity else None
+
+
+async def _assign(
+    conn: AsyncConnection, *, referral: Row[Any], physio: Row[Any], now: datetime
+) -> None:
+    # The match follows the event that triggered it (intake completion at ``now``): at least
+    # 1 ms later, so partners ordering events by occurred_at see intake before match.
+    matched_at = max(utcnow(), as_utc(now) + timedelta(milliseconds=1))
+    await conn.execute(
+        update(_referrals)
+        .where(_referrals.c.id == referral.id)
+        .values(assigned_physio_id=physio.id, matched_at=matched_at, updated_at=matched_at)
+    )
+    contract = await contract_of(conn, referral.partner_id)
+    data = referral_base(referral)
+    data["matched_at"] = iso(matched_at)
+    data["physiotherapist"] = physio_summary(physio, include_phone=contract == "g")
+    await record_events(
+        conn,
+        partner_id=referral.partner_id,
+        environment=referral.environment,
+        events=[
+            NewEvent(
+                "provider.matched",
+                data,
+                referral.id,
+                extra_targets=callback_targets(referral),
+                occurred_at=matched_at,
+            )
+        ],
+    )
+
+
+async def contract_of(conn: AsyncConnection, partner_id: str) -> str:
+    """The partner's contract: ``g`` (clinical referrer) or ``v1``."""
+    contract = (
+        await conn.execute(select(_partners.c.contract).where(_partners.c.id == partner_id))
+    ).scalar_one()
+    return str(contract)
+
+
+def physio_summary(physio: Row[Any], *, include_phone: bool) -> dict[str, Any]:
+    """What partners learn about the assigned physiotherapist (phone for clinical partners)."""
+    summary: dict[str, Any] = {
+        "name": physio.name,
+        "license_number": physio.license_number,
+        "specialization": physio.specializations[0],
+        "rating": physio.rating,
+    }
+    if include_phone:
+        summary["phone"] = physio.phone
+    return summary
+
+
+async def _open_unmatched_task(conn: AsyncConnection, *, referral: Row[Any], now: datetime) -> None:
+    """One open ``unmatched`` task per referral, however often matching is retried."""
+    existing = (
+        await conn.execute(
+            select(_tasks.c.id).where(
+                _tasks.c.referral_id == referral.id,
+                _tasks.c.purpose == "unmatched",
+                _tasks.c.status != "done",
+            )
+        )
+    ).first()
+    if existing is not None:
+        return
+    await open_contact_task(
+        conn,
+        referral_id=referral.id,
+        partner_id=referral.partner_id,
+        environment=referral.environment,
+        channel=referral.preferred_contact or "messaging",
+        purpose="unmatched",
+        now=now,
+    )

@@ -1,0 +1,215 @@
+"""Coordinator (ops) API: referral transitions and lookup, the contact-task queue.
+
+Operator tokens only (``rehabref operators create``); partner API keys get 401 here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+
+from rehabref.clock import utcnow
+from rehabref.errors import ApiError
+from rehabref.intake.service import open_assistant_session
+from rehabref.ops import service
+from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.schemas import ContactTaskComplete, TransitionRequest
+from rehabref.ops.views import intake_view, referral_view, task_view, transition_view
+from rehabref.referrals.status import STATUSES
+from rehabref.referrals.transitions import AppointmentChange, PaymentChange, transition
+from rehabref.request_body import json_object, validate
+from rehabref.services import Services, services_of
+
+JSON = "application/json"
+_LINK_STATUSES = frozenset({"received", "contact_pending"})
+
+
+def _json(content: Any, status: int = 200) -> Response[bytes]:
+    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
+
+
+def _page(query: Any, problems: dict[str, str]) -> tuple[int, str | None]:
+    raw = query.get("limit")
+    limit = 20
+    if raw is not None:
+        if not raw.isdigit() or not 1 <= int(raw) <= 100:
+            problems["limit"] = "Must be an integer from 1 to 100."
+        else:
+            limit = int(raw)
+    cursor = query.get("cursor")
+    last_id = None
+    if cursor:
+        last_id = service.decode_cursor(cursor)
+        if last_id is None:
+            problems["cursor"] = "Not a cursor returned by this API."
+    return limit, last_id
+
+
+def _invalid_query(problems: dict[str, str]) -> None:
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+
+
+@post("/api/v1/ops/referrals/{referral_id:str}/transitions", status_code=200)
+async def move_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    payload = validate(TransitionRequest, await json_object(request))
+    appointment = None
+    if payload.appointment is not None:
+        appointment = AppointmentChange(
+            scheduled_at=payload.appointment.when(), care_mode=payload.appointment.care_mode
+        )
+    payment = None
+    if payload.payment is not None:
+        payment = PaymentChange(
+            amount_minor=payload.payment.amount_minor, currency=payload.payment.currency
+        )
+    async with services_of(request).db.write() as conn:
+        row = await transition(
+            conn,
+            referral_id=referral_id,
+            to=payload.to,
+            actor=operator.actor,
+            reason=payload.reason,
+            appointment=appointment,
+            payment=payment,
+        )
+    return _json(referral_view(row))
+
+
+@get("/api/v1/ops/referrals")
+async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
+    await authenticate_operator(request)
+    query = request.query_params
+    problems: dict[str, str] = {}
+    limit, before_id = _page(query, problems)
+    status = query.get("status")
+    if status is not None and status not in STATUSES:
+        problems["status"] = f"Must be one of: {', '.join(STATUSES)}."
+    environment = query.get("environment")
+    if environment is not None and environment not in {"test", "live"}:
+        problems["environment"] = "Must be test or live."
+    search = (query.get("q") or "").strip() or None
+    if search is not None and len(search) > 255:
+        problems["q"] = "At most 255 characters."
+    _invalid_query(problems)
+    where = service.ReferralFilter(
+        status=status, search=search, partner_id=query.get("partner_id"), environment=environment
+    )
+    async with services_of(request).db.read() as conn:
+        rows, has_more = await service.list_referrals(
+            conn, where=where, before_id=before_id, limit=limit
+        )
+    next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
+    return _json(
+        {"data": [referral_view(r) for r in rows], "has_more": has_more, "next_cursor": next_cursor}
+    )
+
+
+@get("/api/v1/ops/referrals/{referral_id:str}")
+async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+    await authenticate_operator(request)
+    async with services_of(request).db.read() as conn:
+        row = await service.get_referral(conn, referral_id)
+        if row is None:
+            raise ApiError(404, "not_found", "No referral with this identifier.")
+        moves = await service.history(conn, referral_id)
+        intake = await service.latest_intake(conn, referral_id)
+    return _json(
+        {
+            **referral_view(row),
+            "intake": intake_view(intake),
+            "transitions": [transition_view(m) for m in moves],
+        }
+    )
+
+
+@get("/api/v1/ops/contact-tasks")
+async def list_contact_tasks(request: Request[Any, Any, Any]) -> Response[bytes]:
+    await authenticate_operator(request)
+    query = request.query_params
+    problems: dict[str, str] = {}
+    limit, after_id = _page(query, problems)
+    status = query.get("status") or "open"
+    if status not in service.TASK_STATUSES:
+        problems["status"] = "Must be open, claimed or done."
+    _invalid_query(problems)
+    async with services_of(request).db.read() as conn:
+        rows, has_more = await service.list_tasks(
+            conn, status=status, after_id=after_id, limit=limit
+        )
+    next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
+    return _json(
+        {"data": [task_view(r) for r in rows], "has_more": has_more, "next_cursor": next_cursor}
+    )
+
+
+@post("/api/v1/ops/contact-tasks/{task_id:str}/claim", status_code=200)
+async def claim_contact_task(request: Request[Any, Any, Any], task_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    async with services_of(request).db.write() as conn:
+        await service.claim_task(conn, task_id=task_id, actor=operator.actor, now=utcnow())
+        row = await service.get_task(conn, task_id)
+    return _json(task_view(row))
+
+
+@post("/api/v1/ops/contact-tasks/{task_id:str}/complete", status_code=200)
+async def complete_contact_task(request: Request[Any, Any, Any], task_id: str) -> Response[bytes]:
+    operator = await authenticate_operator(request)
+    payload = validate(ContactTaskComplete, await json_object(request))
+    services = services_of(request)
+    now = utcnow()
+    async with services.db.write() as conn:
+        task = await service.complete_task(
+            conn,
+            task_id=task_id,
+            actor=operator.actor,
+            outcome=payload.outcome,
+            note=payload.note,
+            now=now,
+        )
+        if payload.outcome == "assistant_link_sent":
+            await _send_assistant_link(services, conn, task.referral_id, now)
+        row = await service.get_task(conn, task_id)
+    return _json(task_view(row))
+
+
+async def _send_assistant_link(services: Services, conn: Any, referral_id: str, now: Any) -> None:
+    referral = await service.get_referral(conn, referral_id)
+    if referral is None or referral.status not in _LINK_STATUSES:
+        raise ApiError(
+            409,
+            "invalid_transition",
+            "An assistant link can be sent only while the referral waits for contact.",
+        )
+    recipient = referral.patient_phone or referral.patient_email
+    if recipient is None:
+        raise ApiError(409, "invalid_transition", "The patient has no phone or e-mail on file.")
+    url = await open_assistant_session(
+        conn,
+        box=services.box,
+        referral_id=referral_id,
+        now=now,
+        ttl_seconds=services.settings.assistant_session_ttl_seconds,
+        base_url=services.settings.base_url,
+    )
+    await services.messaging.send(
+        to=recipient,
+        text="Your physiotherapy intake: tell us when and how you would like to be seen.",
+        link=url,
+        template="assistant_link",
+        referral_id=referral_id,
+        conn=conn,
+    )
+
+
+ROUTES = [
+    move_referral,
+    list_referrals,
+    get_referral,
+    list_contact_tasks,
+    claim_contact_task,
+    complete_contact_task,
+]

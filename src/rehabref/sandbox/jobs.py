@@ -1,0 +1,147 @@
+"""A durable scheduler: jobs are rows in ``scheduled_jobs``, run by the worker's periodic loop.
+
+Each due job runs inside one write transaction together with its state change, so a crash
+mid-job rolls the whole job back and it runs again after the restart (at-least-once; the
+handlers are idempotent). A failing job is retried with exponential backoff and marked
+``failed`` after ``MAX_ATTEMPTS``. On PostgreSQL several workers claim with
+``FOR UPDATE SKIP LOCKED``; on SQLite the single writer serialises them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import utcnow
+from rehabref.db import Database, table
+from rehabref.ids import new_id
+from rehabref.sandbox.models import ScheduledJob
+
+log = logging.getLogger("rehabref.jobs")
+_jobs = table(ScheduledJob)
+
+MAX_ATTEMPTS = 6
+Handler = Callable[[AsyncConnection, dict[str, Any], datetime], Awaitable[None]]
+HANDLERS: dict[str, Handler] = {}
+
+
+class NotReady(Exception):
+    """The job cannot run yet (a service it needs is absent); retry later."""
+
+
+def handler(kind: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        HANDLERS[kind] = fn
+        return fn
+
+    return register
+
+
+async def enqueue(
+    conn: AsyncConnection,
+    *,
+    kind: str,
+    payload: dict[str, Any],
+    due_at: datetime,
+    referral_id: str | None = None,
+) -> str:
+    job_id = new_id("job")
+    now = utcnow()
+    await conn.execute(
+        insert(_jobs),
+        {
+            "id": job_id,
+            "kind": kind,
+            "payload": payload,
+            "referral_id": referral_id,
+            "due_at": due_at,
+            "state": "pending",
+            "attempts": 0,
+            "locked_until": None,
+            "last_error": None,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    return job_id
+
+
+async def _run_one(db: Database, now: datetime) -> bool:
+    """Claim and run one due job; False when none is due."""
+    failure: tuple[str, int, str] | None = None
+    async with db.write() as conn:
+        query = (
+            select(_jobs.c.id, _jobs.c.kind, _jobs.c.payload, _jobs.c.attempts)
+            .where(_jobs.c.state == "pending", _jobs.c.due_at <= now)
+            .order_by(_jobs.c.due_at)
+            .limit(1)
+        )
+        if conn.dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True)
+        job = (await conn.execute(query)).first()
+        if job is None:
+            return False
+        fn = HANDLERS.get(job.kind)
+        try:
+            if fn is None:
+                raise NotReady(f"no handler for {job.kind}")
+            async with conn.begin_nested():
+                await fn(conn, dict(job.payload), now)
+        except Exception as exc:  # the job fails, the loop goes on
+            failure = (job.id, job.attempts, type(exc).__name__)
+        else:
+            await conn.execute(
+                update(_jobs)
+                .where(_jobs.c.id == job.id)
+                .values(state="done", attempts=job.attempts + 1, updated_at=utcnow())
+            )
+            log.info("job done", extra={"job_id": job.id, "kind": job.kind})
+        if failure is not None:
+            job_id, attempts, error = failure
+            attempts += 1
+            state = "failed" if attempts >= MAX_ATTEMPTS else "pending"
+            await conn.execute(
+                update(_jobs)
+                .where(_jobs.c.id == job_id)
+                .values(
+                    state=state,
+                    attempts=attempts,
+                    due_at=now + timedelta(seconds=min(2**attempts, 300)),
+                    last_error=error[:200],
+                    updated_at=utcnow(),
+                )
+            )
+            log.warning("job failed", extra={"job_id": job_id, "error_type": error})
+    return True
+
+
+async def any_due(db: Database, now: datetime) -> bool:
+    """A cheap read first, so an idle poll never takes the (SQLite) write lock."""
+    async with db.read() as conn:
+        found = (
+            await conn.execute(
+                select(_jobs.c.id).where(_jobs.c.state == "pending", _jobs.c.due_at <= now).limit(1)
+            )
+        ).first()
+    return found is not None
+
+
+async def run_due(db: Database, *, limit: int = 50) -> int:
+    """Run up to ``limit`` due jobs, one transaction each; returns how many ran."""
+    ran = 0
+    now = utcnow()
+    if not await any_due(db, now):
+        return 0
+    while ran < limit and await _run_one(db, now):
+        ran += 1
+    return ran
+
+
+async def run_due_jobs(db: Database) -> None:
+    """The worker's periodic entry point."""
+    await run_due(db)

@@ -1,0 +1,247 @@
+"""Sandbox scenarios (spec 6.5) driven through the same services as real work.
+
+A Shape G referral created with a ``sk_test_`` key for test phone N schedules durable jobs:
+1 intake completed (about 1 s), 2 + provider matched (about 3 s), 3 + one session
+scheduled, started and completed with a sample pain reduction 7 -> 3 (about 5 s), 4 is the
+eligibility check (400 ineligible, see ``eligibility``), 5 makes the first delivery of each
+of the referral's events fail with a simulated HTTP 500 before it is delivered again.
+The jobs call ``intake.service.complete_intake``, ``matching.service.match_referral`` and
+``care.sessions.*``; a job whose service is not installed retries later.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.db import table
+from rehabref.errors import ApiError
+from rehabref.events.models import Delivery, Event
+from rehabref.events.worker import register_periodic
+from rehabref.intake.models import AssistantSession, ContactTask
+from rehabref.referrals.models import Referral
+from rehabref.sandbox.jobs import NotReady, enqueue, handler, run_due_jobs
+from rehabref.sandbox.phones import scenario_for
+
+_referrals = table(Referral)
+_sessions = table(AssistantSession)
+_tasks = table(ContactTask)
+_deliveries = table(Delivery)
+_events = table(Event)
+
+ACTOR = "sandbox:scenario"
+# How often the worker looks for due jobs (scenario steps, retries).
+POLL_SECONDS = 0.5
+INTAKE_DELAY = timedelta(seconds=1)
+MATCH_DELAY = timedelta(seconds=3)
+SESSION_DELAY = timedelta(seconds=5)
+SAMPLE_PAIN_BEFORE = 7
+SAMPLE_PAIN_AFTER = 3
+# A fixed point in Lagos for the simulated GPS check-in and check-out.
+SAMPLE_LAT = 6.5244
+SAMPLE_LNG = 3.3792
+
+# Which jobs each scenario schedules, with their delay after creation.
+PLAN: dict[int, tuple[tuple[str, timedelta], ...]] = {
+    1: (("sandbox.intake", INTAKE_DELAY),),
+    2: (("sandbox.intake", INTAKE_DELAY), ("sandbox.match", MATCH_DELAY)),
+    3: (
+        ("sandbox.intake", INTAKE_DELAY),
+        ("sandbox.match", MATCH_DELAY),
+        ("sandbox.session", SESSION_DELAY),
+    ),
+    4: (),
+    5: (("sandbox.intake", INTAKE_DELAY),),
+}
+
+
+def simulated_failures(scenario: int | None) -> int:
+    return 1 if scenario == 5 else 0
+
+
+async def schedule(
+    conn: AsyncConnection, *, referral_id: str, scenario: int, now: datetime
+) -> list[str]:
+    return [
+        await enqueue(
+            conn,
+            kind=kind,
+            payload={"referral_id": referral_id, "scenario": scenario},
+            due_at=now + delay,
+            referral_id=referral_id,
+        )
+        for kind, delay in PLAN.get(scenario, ())
+    ]
+
+
+async def begin(
+    conn: AsyncConnection,
+    *,
+    referral_id: str,
+    environment: str,
+    phone: str | None,
+    now: datetime,
+) -> int | None:
+    """Start the scenario of a test phone for a just-created referral (test keys only).
+
+    Call it in the creating transaction after the referral's events are recorded: it
+    schedules the scenario's jobs and, for scenario 5, marks the deliveries written so far
+    with one simulated failure. Returns the scenario number, or None.
+    """
+    scenario = scenario_for(phone) if environment == "test" else None
+    if scenario is None:
+        return None
+    await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)
+    if scenario == 5:
+        await fail_first_deliveries(conn, referral_id=referral_id)
+    return scenario
+
+
+def service(module: str, name: str) -> Callable[..., Any]:
+    """A function of another domain, looked up at run time (NotReady when absent)."""
+    try:
+        found = getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        found = None
+    if found is None:
+        raise NotReady(f"{module}.{name} is not installed")
+    return found  # type: ignore[no-any-return]
+
+
+async def _referral(conn: AsyncConnection, referral_id: str) -> Any:
+    row = (await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))).first()
+    if row is None:
+        raise LookupError("referral vanished")
+    return row
+
+
+async def _intake_done(conn: AsyncConnection, referral_id: str) -> bool:
+    found = (
+        await conn.execute(
+            select(_sessions.c.id).where(
+                _sessions.c.referral_id == referral_id, _sessions.c.completed_at.is_not(None)
+            )
+        )
+    ).first()
+    return found is not None
+
+
+async def _unmatched_task_open(conn: AsyncConnection, referral_id: str) -> bool:
+    found = (
+        await conn.execute(
+            select(_tasks.c.id).where(
+                _tasks.c.referral_id == referral_id,
+                _tasks.c.purpose == "unmatched",
+                _tasks.c.status != "done",
+            )
+        )
+    ).first()
+    return found is not None
+
+
+@handler("sandbox.intake")
+async def run_intake(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+    referral_id = str(payload["referral_id"])
+    row = await _referral(conn, referral_id)
+    if row.status == "cancelled" or await _intake_done(conn, referral_id):
+        return
+    complete_intake = service("rehabref.intake.service", "complete_intake")
+    try:
+        await complete_intake(
+            conn,
+            referral_id=referral_id,
+            availability="weekday_mornings",
+            care_mode="home_visit",
+            area=row.patient_area,
+            actor=ACTOR,
+        )
+    except ApiError as exc:
+        if exc.status != 409:  # 409: completed meanwhile
+            raise
+    if payload.get("scenario") == 5:
+        await fail_first_deliveries(conn, referral_id=referral_id)
+
+
+async def fail_first_deliveries(conn: AsyncConnection, *, referral_id: str) -> int:
+    """Scenario 5: the referral's not yet attempted deliveries answer one simulated HTTP 500.
+
+    Runs in the transaction that wrote the events, so the worker cannot have claimed them.
+    """
+    result = await conn.execute(
+        update(_deliveries)
+        .where(
+            _deliveries.c.event_id.in_(
+                select(_events.c.id).where(_events.c.referral_id == referral_id)
+            ),
+            _deliveries.c.attempt_count == 0,
+            _deliveries.c.state == "pending",
+            _deliveries.c.simulated_failures == 0,
+        )
+        .values(simulated_failures=1)
+    )
+    return int(result.rowcount or 0)
+
+
+@handler("sandbox.match")
+async def run_match(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+    referral_id = str(payload["referral_id"])
+    row = await _referral(conn, referral_id)
+    if getattr(row, "assigned_physio_id", None) is not None or row.status == "cancelled":
+        return
+    if not await _intake_done(conn, referral_id):
+        raise NotReady("intake not completed yet")
+    if await _unmatched_task_open(conn, referral_id):
+        return  # matching ran at intake and nobody fitted: coordinators have the task
+    match_referral = service("rehabref.matching.service", "match_referral")
+    await match_referral(conn, referral_id=referral_id, now=now)
+
+
+@handler("sandbox.session")
+async def run_session(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+    referral_id = str(payload["referral_id"])
+    row = await _referral(conn, referral_id)
+    if row.status == "cancelled":
+        return
+    if getattr(row, "assigned_physio_id", None) is None:
+        raise NotReady("no physiotherapist assigned yet")
+    schedule_session = service("rehabref.care.sessions", "schedule_session")
+    start_session = service("rehabref.care.sessions", "start_session")
+    complete_session = service("rehabref.care.sessions", "complete_session")
+    started = now - timedelta(minutes=50)
+    session_id = await schedule_session(
+        conn,
+        referral_id=referral_id,
+        scheduled_at=started,
+        modality="home_visit",
+        session_type="Initial assessment and mobility exercises",
+        actor=ACTOR,
+    )
+    await start_session(
+        conn,
+        session_id=session_id,
+        check_in_at=started,
+        check_in_lat=SAMPLE_LAT,
+        check_in_lng=SAMPLE_LNG,
+        actor=ACTOR,
+    )
+    await complete_session(
+        conn,
+        session_id=session_id,
+        pain_before=SAMPLE_PAIN_BEFORE,
+        pain_after=SAMPLE_PAIN_AFTER,
+        notes_summary="Sandbox session: assessment, mobility and strengthening exercises; "
+        f"pain reduced from {SAMPLE_PAIN_BEFORE} to {SAMPLE_PAIN_AFTER}.",
+        check_out_at=now - timedelta(minutes=5),
+        check_out_lat=SAMPLE_LAT,
+        check_out_lng=SAMPLE_LNG,
+        actor=ACTOR,
+    )
+
+
+# The durable scheduler runs inside every delivery worker (``rehabref serve``/``worker``).
+register_periodic("scheduled_jobs.run_due", POLL_SECONDS, run_due_jobs)

@@ -1,0 +1,54 @@
+"""Per-IP and per-link limits on the hosted form, on a server started with small limits."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.links.hosted import create_link, good_form, path_of, submit
+from tests.support.server import ServerProcess
+
+
+@pytest.fixture
+def limited(database_url, tmp_path_factory):
+    process = ServerProcess(
+        database_url,
+        tmp_path_factory.mktemp("limited") / "server.log",
+        REHABREF_FORM_RATE_LIMIT_IP="6/minute",
+        REHABREF_LINK_RATE_LIMIT="2/hour",
+        REHABREF_PAGE_RATE_LIMIT_IP="8/minute",
+    ).start("--no-worker")
+    yield process
+    process.stop()
+
+
+def test_per_link_then_per_ip_submission_limits(limited, partner, sql):
+    with httpx.Client(base_url=limited.base_url, timeout=30) as http:
+        key = partner["keys"]["sk_test"]
+        first, second = create_link(http, key), create_link(http, key)
+        # Posts without a valid form token are refused and do not use up the link's budget.
+        junk = [http.post(path_of(first), data=good_form()).status_code for _ in range(2)]
+        assert junk == [403, 403]
+        statuses = [submit(http, first, first_name=f"P{i}").status_code for i in range(3)]
+        assert statuses == [200, 200, 429]  # the link allows 2 per hour
+        allowed = submit(http, second)  # another link has its own budget (6th post from this IP)
+        assert allowed.status_code == 200
+        refused = submit(http, second)  # 7th post from this IP: over 6 per minute
+        assert refused.status_code == 429
+        assert int(refused.headers["retry-after"]) >= 1
+        assert "Please wait" in refused.text
+    with sql.connect() as conn:
+        from sqlalchemy import text
+
+        made = conn.execute(
+            text("SELECT count(*) FROM referrals WHERE link_id IN (:a, :b)"),
+            {"a": first["link_id"], "b": second["link_id"]},
+        ).scalar_one()
+    assert made == 3
+
+
+def test_page_views_are_limited_per_ip(limited, partner):
+    with httpx.Client(base_url=limited.base_url, timeout=30) as http:
+        link = create_link(http, partner["keys"]["sk_test"])
+        statuses = [http.get(path_of(link)).status_code for _ in range(9)]
+        assert statuses == [200] * 8 + [429]

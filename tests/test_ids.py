@@ -1,0 +1,41 @@
+"""Opaque, time-ordered, prefixed identifiers (rehabref.ids)."""
+
+from __future__ import annotations
+
+import re
+
+from rehabref.ids import new_id, random_token
+
+ID = re.compile(r"^ref_[0-9a-hjkmnp-tv-z]{26}$")
+
+
+def test_ids_are_prefixed_crockford_base32():
+    for _ in range(200):
+        assert ID.match(new_id("ref"))
+
+
+def test_ids_sort_by_creation_time():
+    earlier = new_id("ref", now_ms=1_700_000_000_000)
+    later = new_id("ref", now_ms=1_700_000_000_001)
+    assert earlier < later
+    sequence = [new_id("ref", now_ms=1_700_000_000_000 + step) for step in range(0, 5000, 7)]
+    assert sequence == sorted(sequence)
+
+
+def test_ids_made_in_the_same_millisecond_are_distinct():
+    made = {new_id("ref", now_ms=1_700_000_000_000) for _ in range(5000)}
+    assert len(made) == 5000
+
+
+def test_the_time_part_is_the_leading_ten_characters():
+    a = new_id("evt", now_ms=1_700_000_000_000)
+    b = new_id("evt", now_ms=1_700_000_000_000)
+    assert a[:14] == b[:14]  # "evt_" + 10 characters of 48-bit milliseconds
+    assert a[14:] != b[14:]
+
+
+def test_random_tokens_are_url_safe_and_long():
+    token = random_token()
+    assert re.fullmatch(r"[A-Za-z0-9_\-]{43}", token)
+    assert len({random_token() for _ in range(1000)}) == 1000
+    assert len(random_token(16)) == 22

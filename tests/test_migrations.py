@@ -1,0 +1,70 @@
+"""Migrations and models agree: after `upgrade heads` on a fresh database, Alembic's
+autogenerate comparison finds nothing to change (run once per backend, like the suite)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, inspect
+
+from rehabref.db import sync_url
+from rehabref.migrate import alembic_config
+from rehabref.tables import metadata
+
+
+def differences(database_url: str, target: MetaData = metadata) -> list[Any]:
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "compare_server_default": False}
+            )
+            return list(compare_metadata(context, target))
+    finally:
+        engine.dispose()
+
+
+def test_models_match_the_migrated_schema(database_url):
+    found = differences(database_url)
+    assert found == [], "models and migrations differ:\n" + "\n".join(map(repr, found))
+
+
+def test_the_comparison_notices_a_missing_table_and_column(database_url):
+    changed = MetaData()
+    for table in metadata.tables.values():
+        table.to_metadata(changed)
+    Table("not_migrated", changed, Column("id", Integer, primary_key=True))
+    changed.tables["referrals"].append_column(Column("not_migrated", String(10)))
+    kinds = {diff[0] for diff in differences(database_url, changed) if isinstance(diff, tuple)}
+    assert {"add_table", "add_column"} <= kinds
+
+
+def test_every_head_is_applied(database_url):
+    heads = set(ScriptDirectory.from_config(alembic_config(database_url)).get_heads())
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            applied = set(MigrationContext.configure(conn).get_current_heads())
+    finally:
+        engine.dispose()
+    assert applied == heads
+
+
+def test_every_model_table_exists(database_url):
+    engine = create_engine(sync_url(database_url))
+    try:
+        existing = set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+    assert set(metadata.tables) <= existing
+
+
+def test_revisions_form_one_tree_rooted_at_the_foundation(database_url):
+    scripts = ScriptDirectory.from_config(alembic_config(database_url))
+    bases = scripts.get_bases()
+    assert bases == ["0001"]
+    for revision in scripts.walk_revisions():
+        assert revision.doc, f"revision {revision.revision} has no description"

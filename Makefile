@@ -36,6 +36,7 @@ test-postgres: install
 
 bench: install
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.deliveries
 
 docs: install
 	$(BIN)/python -m rehabref.openapi.markdown > docs/api.md

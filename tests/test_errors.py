@@ -50,6 +50,7 @@ def test_missing_malformed_or_unknown_key_is_401(client, authorization):
     ):
         error = error_of(response, 401, "unauthenticated")
         assert error["fields"] == {}
+        assert response.headers["www-authenticate"] == 'Bearer realm="rehabref"'
 
 
 def test_webhook_secret_is_not_an_api_key(client, partner):

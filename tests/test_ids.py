@@ -39,3 +39,10 @@ def test_random_tokens_are_url_safe_and_long():
     assert re.fullmatch(r"[A-Za-z0-9_\-]{43}", token)
     assert len({random_token() for _ in range(1000)}) == 1000
     assert len(random_token(16)) == 22
+
+
+def test_ids_of_one_process_strictly_increase_within_a_millisecond():
+    # Events written in one transaction (the same millisecond) must keep their order.
+    ids = [new_id("evt") for _ in range(5000)]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)

@@ -75,6 +75,9 @@ def error_body(*, code: str, message: str, fields: dict[str, str], request_id: s
 
 
 def error_response(request: Request[Any, Any, Any], error: ApiError) -> Response[bytes]:
+    headers = error.headers
+    if error.status == 401 and "WWW-Authenticate" not in headers:
+        headers = {**headers, "WWW-Authenticate": 'Bearer realm="rehabref"'}
     return Response(
         content=error_body(
             code=error.code,
@@ -84,7 +87,7 @@ def error_response(request: Request[Any, Any, Any], error: ApiError) -> Response
         ),
         status_code=error.status,
         media_type="application/json",
-        headers=error.headers,
+        headers=headers,
     )
 
 

@@ -74,6 +74,26 @@ def plain_text(value: str) -> str:
     return value
 
 
+# Invisible characters (zero-width, bidirectional overrides, BOM): two references that look
+# the same must be the same, and none may reorder what a coordinator reads.
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def reference(value: str) -> str:
+    """A partner's own identifier (external_ref, partner_reference)."""
+    plain_text(value)
+    if _INVISIBLE.search(value):
+        raise ValueError("Invisible or direction-changing characters are not allowed.")
+    return value
+
+
+Reference = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=255),
+    AfterValidator(reference),
+]
+
+
 def utc_timestamp(value: str) -> datetime:
     """ISO 8601 with an explicit UTC offset (Z or +00:00), not in the future."""
     parsed = utc_timestamp_any(value)

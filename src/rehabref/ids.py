@@ -1,12 +1,15 @@
 """Opaque, prefixed identifiers that sort by creation time (like ULIDs).
 
 48 bits of milliseconds followed by 80 random bits, Crockford base32: ordering by id is
-ordering by creation, which keyset pagination relies on.
+ordering by creation, which keyset pagination relies on. Within one process ids are also
+strictly increasing inside the same millisecond (the "monotonic" ULID rule: the random part
+of the previous id plus one), so events written in one transaction keep their order.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -20,9 +23,20 @@ def _base32(value: int, length: int) -> str:
     return "".join(reversed(chars))
 
 
+_lock = threading.Lock()
+_last = 0
+_RANDOM_BITS = 80
+
+
 def new_id(prefix: str, *, now_ms: int | None = None) -> str:
+    global _last
     millis = int(time.time() * 1000) if now_ms is None else now_ms
-    value = (millis << 80) | secrets.randbits(80)
+    value = (millis << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS)
+    if now_ms is None:
+        with _lock:
+            if value <= _last:
+                value = _last + 1
+            _last = value
     return f"{prefix}_{_base32(value, 26)}"
 
 

@@ -289,6 +289,12 @@ def test_control_characters_are_refused(client, partner, path, char):
     assert fields == {path: "Control characters are not allowed."}
 
 
+@pytest.mark.parametrize("char", ["\u200b", "\u202e", "\u2066", "\ufeff"])
+def test_invisible_characters_are_refused_in_external_ref(client, partner, char):
+    fields = refused(client, partner["keys"]["sk_test"], body_with("external_ref", f"A{char}B"))
+    assert fields == {"external_ref": "Invisible or direction-changing characters are not allowed."}
+
+
 def test_every_missing_field_is_reported_at_once(client, partner):
     fields = refused(client, partner["keys"]["sk_test"], {})
     assert fields == {

@@ -23,6 +23,7 @@ from tests.sandbox.receiver import Receiver
 from tests.shapeg.bodies import g_referral
 from tests.support.databases import fresh_database
 from tests.support.partners import onboard
+from tests.support.payloads import v1_referral
 from tests.support.server import ServerProcess
 
 PATH = "/api/v1/partners/referrals"
@@ -217,3 +218,30 @@ def test_live_keys_run_no_scenarios(world):
             {"r": response.json()["referral_id"]},
         ).scalar_one()
     assert jobs == 0
+
+
+def test_v1_referrals_with_test_phones_run_their_scenario(world):
+    body = v1_referral(route="assistant")
+    body["patient"]["phone"] = world["partner"]["sandbox"]["test_phones"][1]
+    server = world["state"]["server"]
+    response = httpx.post(
+        f"{server.base_url}{PATH}",
+        json=body,
+        headers=auth(world["partner"]["keys"]["sk_test"], "v1-scenario-2"),
+    )
+    assert response.status_code == 201, response.text
+    referral_id = response.json()["referral_id"]
+    deadline = time.monotonic() + 30
+    types: list[str] = []
+    while time.monotonic() < deadline and "provider.matched" not in types:
+        with world["engine"].connect() as conn:
+            types = list(
+                conn.execute(
+                    text("SELECT type FROM events WHERE referral_id = :r ORDER BY id"),
+                    {"r": referral_id},
+                ).scalars()
+            )
+        time.sleep(0.2)
+    assert types[:2] == ["referral.created", "assistant.started"]
+    assert "patient.intake_completed" in types
+    assert "provider.matched" in types

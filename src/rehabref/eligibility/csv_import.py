@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,6 +22,7 @@ from sqlalchemy import insert, select, update
 
 from rehabref import fields
 from rehabref.clock import utcnow
+from rehabref.csv_imports import CsvFormatError, ImportReport
 from rehabref.db import Database, table
 from rehabref.eligibility.models import HmoMember
 from rehabref.ids import new_id
@@ -45,10 +45,6 @@ REQUIRED = (
 )
 _TRUE = {"true", "yes", "1", "y"}
 _FALSE = {"false", "no", "0", "n"}
-
-
-class CsvFormatError(Exception):
-    """The file is not a member CSV (no header, missing columns)."""
 
 
 def _boolean(value: Any) -> Any:
@@ -81,18 +77,6 @@ class MemberRow(BaseModel):
     post_surgical_covered: Flag
     pre_auth_required: Flag
     physiotherapy_covered: Flag = True
-
-
-@dataclass
-class ImportReport:
-    created: int = 0
-    updated: int = 0
-    rejected: list[tuple[int, str]] = field(default_factory=list)
-
-
-def count_rows(path: Path) -> int:
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        return max(sum(1 for _ in handle) - 1, 0)
 
 
 def _rows(path: Path, report: ImportReport) -> Iterator[tuple[int, MemberRow]]:

@@ -6,6 +6,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
@@ -13,6 +14,7 @@ from rehabref.events.catalogue import EVENT_TYPES
 from rehabref.events.schemas import WebhookEndpointCreate
 from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
+from rehabref.idempotency.flow import create_idempotently
 from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
 
@@ -69,20 +71,9 @@ async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[b
         raise ApiError(
             422, "validation_error", "The webhook URL is refused.", fields={"url": problem}
         )
-    request_print = idempotency.fingerprint("webhook_endpoints.create", body)
     scope = {"partner_id": principal.partner_id, "environment": principal.environment}
-    async with services.db.write() as conn:
-        if key is not None:
-            stored = await idempotency.lookup(
-                conn, **scope, key=key, request_fingerprint=request_print
-            )
-            if stored is not None:
-                return Response(
-                    content=stored.body,
-                    status_code=stored.status,
-                    media_type=JSON,
-                    headers={"Idempotent-Replayed": "true"},
-                )
+
+    async def create(conn: AsyncConnection) -> bytes:
         if await subscriptions.count_active(conn, **scope) >= subscriptions.MAX_ENDPOINTS:
             raise ApiError(
                 409,
@@ -92,17 +83,18 @@ async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[b
         record = await subscriptions.create_endpoint(
             conn, **scope, url=payload.url, enabled_events=payload.enabled_events
         )
-        encoded = msgspec.json.encode(record)
-        if key is not None:
-            await idempotency.remember(
-                conn,
-                **scope,
-                key=key,
-                request_fingerprint=request_print,
-                response=idempotency.StoredResponse(201, encoded),
-                ttl_seconds=services.settings.idempotency_ttl_seconds,
-            )
-    return Response(content=encoded, status_code=201, media_type=JSON)
+        return msgspec.json.encode(record)
+
+    return await create_idempotently(
+        services.db,
+        principal=principal,
+        key=key,
+        operation="webhook_endpoints.create",
+        body=body,
+        ttl_seconds=services.settings.idempotency_ttl_seconds,
+        create=create,
+        conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
+    )
 
 
 @get("/api/v1/partners/webhook-endpoints")

@@ -6,14 +6,13 @@ pass None and see every partner's. Never commits.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Any
 
 from sqlalchemy import Row, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import cursors
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
@@ -27,16 +26,11 @@ _ID = re.compile(r"^(evt|dlv)_[0-9a-z]{26}$")
 
 
 def encode_cursor(last_id: str) -> str:
-    return base64.urlsafe_b64encode(f"v1:{last_id}".encode()).decode().rstrip("=")
+    return cursors.encode_cursor(last_id)
 
 
 def decode_cursor(cursor: str) -> str | None:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    version, _, last_id = text.partition(":")
-    return last_id if version == "v1" and _ID.match(last_id) else None
+    return cursors.decode_cursor(cursor, _ID)
 
 
 def event_record(row: Row[Any], *, ops: bool = False) -> dict[str, Any]:

@@ -5,15 +5,14 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, insert, or_, select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
-from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
-from rehabref.partners.keys import generate_webhook_secret
 from rehabref.partners.models import Partner, WebhookSecret
+from rehabref.partners.service import issue_webhook_secret
 
 _secrets = table(WebhookSecret)
 _partners = table(Partner)
@@ -68,17 +67,8 @@ async def rotate_secret(
         )
         .values(expires_at=ends)
     )
-    secret = generate_webhook_secret(environment)
-    await conn.execute(
-        insert(_secrets),
-        {
-            "id": new_id("whs"),
-            "partner_id": partner_id,
-            "environment": environment,
-            "sealed_secret": box.seal(secret),
-            "created_at": now,
-            "expires_at": None,
-        },
+    secret = await issue_webhook_secret(
+        conn, box=box, partner_id=partner_id, environment=environment, now=now
     )
     return {
         "partner_id": partner_id,

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
+from rehabref.idempotency.flow import create_idempotently
 from rehabref.links import service
 from rehabref.links.schemas import ReferralLinkCreate
-from rehabref.partners.auth import Principal
 from rehabref.request_body import json_object, validate
-from rehabref.services import Services, services_of
+from rehabref.services import services_of
 
 JSON = "application/json"
 CREATE_OPERATION = "referral_links.create"
@@ -39,47 +38,8 @@ async def create_link(request: Request[Any, Any, Any]) -> Response[bytes]:
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
     payload = validate(ReferralLinkCreate, body)
     expires_at = fields.utc_timestamp_any(payload.expires_at) if payload.expires_at else None
-    if key is None:
-        async with services.db.write() as conn:
-            row = await service.create_link(
-                conn,
-                partner_id=principal.partner_id,
-                environment=principal.environment,
-                campaign=payload.campaign,
-                expires_at=expires_at,
-            )
-        return _json(service.record(row, services.settings.base_url), 201)
-    request_print = idempotency.fingerprint(CREATE_OPERATION, body)
-    with idempotency.claim_in_process(principal.partner_id, principal.environment, key):
-        try:
-            return await _create_once(services, principal, payload, expires_at, key, request_print)
-        except IntegrityError:
-            return await _after_conflict(services, principal, key, request_print)
 
-
-async def _create_once(
-    services: Services,
-    principal: Principal,
-    payload: ReferralLinkCreate,
-    expires_at: datetime | None,
-    key: str,
-    request_print: str,
-) -> Response[bytes]:
-    async with services.db.write() as conn:
-        stored = await idempotency.lookup(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            key=key,
-            request_fingerprint=request_print,
-        )
-        if stored is not None:
-            return Response(
-                content=stored.body,
-                status_code=stored.status,
-                media_type=JSON,
-                headers={"Idempotent-Replayed": "true"},
-            )
+    async def create(conn: AsyncConnection) -> bytes:
         row = await service.create_link(
             conn,
             partner_id=principal.partner_id,
@@ -87,43 +47,18 @@ async def _create_once(
             campaign=payload.campaign,
             expires_at=expires_at,
         )
-        response = idempotency.StoredResponse(
-            201, msgspec.json.encode(service.record(row, services.settings.base_url))
-        )
-        await idempotency.remember(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            key=key,
-            request_fingerprint=request_print,
-            response=response,
-            ttl_seconds=services.settings.idempotency_ttl_seconds,
-        )
-    return Response(content=response.body, status_code=201, media_type=JSON)
+        return msgspec.json.encode(service.record(row, services.settings.base_url))
 
-
-async def _after_conflict(
-    services: Services, principal: Principal, key: str, request_print: str
-) -> Response[bytes]:
-    async with services.db.read() as conn:
-        winner = await idempotency.read_committed(
-            conn, partner_id=principal.partner_id, environment=principal.environment, key=key
-        )
-    if winner is None:
-        raise ApiError(409, "idempotency_in_flight", "Retry shortly with the same key.")
-    winner_print, stored = winner
-    if winner_print != request_print:
-        raise ApiError(
-            422,
-            "idempotency_key_reused",
-            "This Idempotency-Key was already used with a different request body.",
-            fields={"Idempotency-Key": "Use a new key for a different request."},
-        )
-    return Response(
-        content=stored.body,
-        status_code=stored.status,
-        media_type=JSON,
-        headers={"Idempotent-Replayed": "true"},
+    return await create_idempotently(
+        services.db,
+        principal=principal,
+        key=key,
+        operation=CREATE_OPERATION,
+        body=body,
+        ttl_seconds=services.settings.idempotency_ttl_seconds,
+        create=create,
+        # Links have no unique field of their own: a unique violation here is the key's race.
+        conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )
 
 

@@ -5,8 +5,6 @@ Keyword-only functions on a caller-owned connection; they never commit.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 import secrets
 from datetime import datetime
@@ -15,6 +13,7 @@ from typing import Any
 from sqlalchemy import Row, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import cursors
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.ids import new_id
@@ -163,14 +162,9 @@ def record(row: Row[Any], base_url: str) -> dict[str, Any]:
     }
 
 
-def encode_cursor(link_id: str) -> str:
-    return base64.urlsafe_b64encode(f"v1:{link_id}".encode()).decode().rstrip("=")
+def encode_cursor(last_id: str) -> str:
+    return cursors.encode_cursor(last_id)
 
 
 def decode_cursor(cursor: str) -> str | None:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    version, _, link_id = text.partition(":")
-    return link_id if version == "v1" and _CURSOR_ID.match(link_id) else None
+    return cursors.decode_cursor(cursor, _CURSOR_ID)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from rehabref.clock import utcnow
+from rehabref.csv_imports import CsvFormatError, ImportReport
 from rehabref.db import Database
 from rehabref.matching.registry import upsert_by_license
 from rehabref.matching.schemas import PhysioCreate
@@ -38,21 +38,6 @@ _LIST_COLUMNS = ("specializations", "areas", "modalities")
 _TRUE = {"true", "yes", "1", "y"}
 _FALSE = {"false", "no", "0", "n"}
 BATCH = 200
-
-
-class CsvFormatError(ValueError):
-    """The file as a whole cannot be read (missing columns, not CSV)."""
-
-
-@dataclass
-class ImportReport:
-    created: int = 0
-    updated: int = 0
-    rejected: list[tuple[int, str]] = field(default_factory=list)
-
-    @property
-    def total(self) -> int:
-        return self.created + self.updated + len(self.rejected)
 
 
 def _split(value: str) -> list[str]:
@@ -111,11 +96,6 @@ def parse_rows(path: Path) -> Iterator[tuple[int, PhysioCreate | str]]:
                 continue
             seen[item.license_number] = line
             yield line, item
-
-
-def count_rows(path: Path) -> int:
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        return max(sum(1 for _ in csv.reader(handle)) - 1, 0)
 
 
 async def import_csv(

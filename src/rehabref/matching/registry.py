@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from datetime import datetime
 from typing import Any
@@ -11,6 +9,7 @@ from typing import Any
 from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import cursors
 from rehabref.clock import iso
 from rehabref.db import table
 from rehabref.errors import ApiError
@@ -137,14 +136,9 @@ async def upsert_by_license(
     return existing.id, False
 
 
-def encode_cursor(physio_id: str) -> str:
-    return base64.urlsafe_b64encode(f"p1:{physio_id}".encode()).decode().rstrip("=")
+def encode_cursor(last_id: str) -> str:
+    return cursors.encode_cursor(last_id)
 
 
 def decode_cursor(cursor: str) -> str | None:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    version, _, physio_id = text.partition(":")
-    return physio_id if version == "p1" and _CURSOR_ID.match(physio_id) else None
+    return cursors.decode_cursor(cursor, _CURSOR_ID)

@@ -28,6 +28,8 @@ _ERROR_TEXT = {
     413: "Body larger than 1 MiB.",
     422: "Field validation failed; see error.fields.",
     429: "Rate limit exceeded; retry after Retry-After seconds.",
+    503: "Temporarily unavailable (e.g. the messaging provider); retry with the same "
+    "Idempotency-Key.",
 }
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,6 +10,7 @@ from typing import Any
 from sqlalchemy import Row, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import cursors
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.intake.models import AssistantSession, ContactTask
@@ -27,16 +26,11 @@ TASK_STATUSES = ("open", "claimed", "done")
 
 
 def encode_cursor(last_id: str) -> str:
-    return base64.urlsafe_b64encode(f"o1:{last_id}".encode()).decode().rstrip("=")
+    return cursors.encode_cursor(last_id)
 
 
 def decode_cursor(cursor: str) -> str | None:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    version, _, last_id = text.partition(":")
-    return last_id if version == "o1" and _CURSOR_ID.match(last_id) else None
+    return cursors.decode_cursor(cursor, _CURSOR_ID)
 
 
 @dataclass(frozen=True)

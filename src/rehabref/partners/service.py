@@ -76,7 +76,7 @@ async def create_partner(
     for key_type in ISSUED_AT_ONBOARDING:
         keys[key_type] = await _insert_key(conn, partner_id=partner_id, key_type=key_type, now=now)
     for environment in ("test", "live"):
-        keys[f"whsec_{environment}"] = await _insert_webhook_secret(
+        keys[f"whsec_{environment}"] = await issue_webhook_secret(
             conn, box=box, partner_id=partner_id, environment=environment, now=now
         )
     return Onboarding(partner_id=partner_id, keys=keys)
@@ -103,9 +103,10 @@ async def _insert_key(
     return key
 
 
-async def _insert_webhook_secret(
+async def issue_webhook_secret(
     conn: AsyncConnection, *, box: SecretBox, partner_id: str, environment: str, now: datetime
 ) -> str:
+    """A new active signing secret, stored sealed; returned in clear to be shown once."""
     secret = generate_webhook_secret(environment)
     await conn.execute(
         insert(_secrets),

@@ -54,7 +54,7 @@ OPERATIONS: tuple[Operation, ...] = (
                     "of an earlier request with the same Idempotency-Key.",
                 },
             ),
-            **errors(400, 401, 403, 409, 413, 422, 429),
+            **errors(400, 401, 403, 409, 413, 422, 429, 503),
         },
     ),
     Operation(

@@ -6,12 +6,12 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, get, post
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
-from rehabref.partners.auth import Principal
+from rehabref.idempotency.flow import create_idempotently
 from rehabref.referrals import service, service_g
 from rehabref.referrals.endpoints_g import create_referral_g
 from rehabref.referrals.records import v1_record
@@ -20,7 +20,7 @@ from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.shape import detect_shape
 from rehabref.referrals.status import STATUSES
 from rehabref.request_body import json_object, validate
-from rehabref.services import Services, services_of
+from rehabref.services import services_of
 
 JSON = "application/json"
 CREATE_OPERATION = "referrals.create"
@@ -34,15 +34,6 @@ def _json(
     )
 
 
-def _replay(stored: idempotency.StoredResponse) -> Response[bytes]:
-    return Response(
-        content=stored.body,
-        status_code=stored.status,
-        media_type=JSON,
-        headers={"Idempotent-Replayed": "true"},
-    )
-
-
 @post(["/api/v1/partners/referrals", "/v1/partner/referrals"], status_code=201)
 async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
     services = services_of(request)
@@ -53,77 +44,29 @@ async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
     if shape == "g":
         return await create_referral_g(services, principal, body, key)
     payload = validate(ReferralCreateV1, body)
-    if key is None:  # unreachable for V1: the key is required
-        raise ApiError(400, "idempotency_key_required")
-    request_print = idempotency.fingerprint(CREATE_OPERATION, body)
-    with idempotency.claim_in_process(principal.partner_id, principal.environment, key):
-        try:
-            return await _create_once(services, principal, payload, key, request_print)
-        except IntegrityError:
-            return await _after_conflict(services, principal, payload, key, request_print)
-
-
-async def _create_once(
-    services: Services,
-    principal: Principal,
-    payload: ReferralCreateV1,
-    key: str,
-    request_print: str,
-) -> Response[bytes]:
     settings = services.settings
-    async with services.db.write() as conn:
-        stored = await idempotency.lookup(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            key=key,
-            request_fingerprint=request_print,
-        )
-        if stored is not None:
-            return _replay(stored)
-        # A duplicate external_ref fails on the unique index (IntegrityError, handled by the
-        # caller); checking first would cost a round trip on every create.
-        created = await service.create_v1(
-            conn,
-            principal=principal,
-            request=payload,
-            intake=service.IntakeSettings(
-                box=services.box,
-                base_url=settings.base_url,
-                assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
-            ),
-        )
-        response = idempotency.StoredResponse(201, msgspec.json.encode(created))
-        await idempotency.remember(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            key=key,
-            request_fingerprint=request_print,
-            response=response,
-            ttl_seconds=settings.idempotency_ttl_seconds,
-        )
-    return Response(content=response.body, status_code=201, media_type=JSON)
+    intake = service.IntakeSettings(
+        box=services.box,
+        base_url=settings.base_url,
+        assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
+    )
 
+    async def create(conn: AsyncConnection) -> bytes:
+        # A duplicate external_ref fails on the unique index (the conflict below); checking
+        # first would cost a round trip on every create.
+        created = await service.create_v1(conn, principal=principal, request=payload, intake=intake)
+        return msgspec.json.encode(created)
 
-async def _after_conflict(
-    services: Services,
-    principal: Principal,
-    payload: ReferralCreateV1,
-    key: str,
-    request_print: str,
-) -> Response[bytes]:
-    """A concurrent request won a unique index race; answer as if we had come second."""
-    async with services.db.read() as conn:
-        winner = await idempotency.read_committed(
-            conn, partner_id=principal.partner_id, environment=principal.environment, key=key
-        )
-    if winner is not None:
-        winner_print, stored = winner
-        if winner_print != request_print:
-            raise idempotency.key_reused()
-        return _replay(stored)
-    raise _duplicate(payload.external_ref)
+    return await create_idempotently(
+        services.db,
+        principal=principal,
+        key=key,
+        operation=CREATE_OPERATION,
+        body=body,
+        ttl_seconds=settings.idempotency_ttl_seconds,
+        create=create,
+        conflict=lambda: _duplicate(payload.external_ref),
+    )
 
 
 def _duplicate(external_ref: str) -> ApiError:

@@ -38,11 +38,7 @@ CallbackUrl = Annotated[
     AfterValidator(fields.plain_text),
     AfterValidator(http_url),
 ]
-Reference = Annotated[
-    str,
-    StringConstraints(strip_whitespace=True, min_length=1, max_length=255),
-    AfterValidator(fields.plain_text),
-]
+Reference = fields.Reference
 SessionCount = Annotated[int, Field(strict=True, ge=MIN_SESSIONS, le=MAX_SESSIONS)]
 
 

@@ -11,7 +11,6 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
-    StringConstraints,
     model_validator,
 )
 
@@ -96,11 +95,7 @@ class ReferralCreateV1(BaseModel):
         },
     )
 
-    external_ref: Annotated[
-        str,
-        StringConstraints(strip_whitespace=True, min_length=1, max_length=255),
-        AfterValidator(fields.plain_text),
-    ]
+    external_ref: fields.Reference
     patient: PatientV1
     reason: fields.text(500)  # type: ignore[valid-type]
     care_mode: CareMode

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import cursors
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.outbox import NewEvent, record_events
@@ -200,17 +199,12 @@ async def find_by_external_ref(
     )
 
 
-def encode_cursor(referral_id: str) -> str:
-    return base64.urlsafe_b64encode(f"v1:{referral_id}".encode()).decode().rstrip("=")
+def encode_cursor(last_id: str) -> str:
+    return cursors.encode_cursor(last_id)
 
 
 def decode_cursor(cursor: str) -> str | None:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    version, _, referral_id = text.partition(":")
-    return referral_id if version == "v1" and _CURSOR_ID.match(referral_id) else None
+    return cursors.decode_cursor(cursor, _CURSOR_ID)
 
 
 _list_statements: dict[tuple[bool, ...], Statement] = {}

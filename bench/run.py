@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psycopg
 
 from bench.environment import free_port, fresh_database, onboard
 
@@ -99,6 +100,12 @@ def wrk(
         p99_ms=data["p99_us"] / 1000,
         errors=errors,
     )
+
+
+def analyze(url: str) -> None:
+    if url.startswith("postgresql"):
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
 
 
 def seed(base: str, key: str, count: int) -> list[str]:
@@ -193,6 +200,9 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
                         seconds,
                     )
                 )
+                # The create run just bulk-loaded thousands of rows; refresh the planner's
+                # statistics as autovacuum would in steady state before measuring reads.
+                analyze(url)
                 results.append(
                     wrk(
                         f"{backend}: get by id",

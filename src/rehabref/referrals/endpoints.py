@@ -66,6 +66,7 @@ async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
         ttl_seconds=settings.idempotency_ttl_seconds,
         create=create,
         conflict=lambda: _duplicate(payload.external_ref),
+        batch_inserts=True,
     )
 
 

@@ -23,6 +23,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.models import Delivery, Event
 from rehabref.events.worker import register_periodic
+from rehabref.fastsql import flush
 from rehabref.intake.models import AssistantSession, ContactTask
 from rehabref.referrals.models import Referral
 from rehabref.sandbox.jobs import NotReady, enqueue, handler, run_due_jobs
@@ -96,6 +97,8 @@ async def begin(
     scenario = scenario_for(phone) if environment == "test" else None
     if scenario is None:
         return None
+    # The creating transaction's rows may still be queued (fastsql.batched_inserts).
+    await flush(conn)
     await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)
     if scenario == 5:
         await fail_first_deliveries(conn, referral_id=referral_id)

@@ -1,0 +1,116 @@
+"""fastsql: compiled Core statements on the raw driver, and batched INSERTs, on both databases."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import bindparam, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from rehabref.db import Database, table
+from rehabref.fastsql import (
+    Statement,
+    batched_inserts,
+    execute,
+    execute_many,
+    fetch_all,
+    fetch_one,
+    flush,
+)
+from rehabref.ids import new_id
+from rehabref.instance_secret import InstanceSetting
+from rehabref.partners.models import Partner
+
+settings = table(InstanceSetting)
+partners = table(Partner)
+INSERT_SETTING = Statement(insert(settings))
+INSERT_PARTNER = Statement(insert(partners))
+SETTING = Statement(select(settings).where(settings.c.name == bindparam("name")))
+PARTNER = Statement(select(partners).where(partners.c.id == bindparam("id")))
+
+
+def partner_row(name: str) -> dict[str, object]:
+    return {
+        "id": new_id("ptn"),
+        "name": name,
+        "contract": "v1",
+        "commission_bps": 250,
+        "commission_fixed_minor": None,
+        "show_payments": True,
+        "created_at": datetime.now(UTC),
+    }
+
+
+@pytest.fixture
+async def db(database_url):
+    database = Database(database_url, pool_size=2)
+    yield database
+    await database.dispose()
+
+
+async def test_rows_come_back_with_attribute_access_and_typed_values(db):
+    row = partner_row("Typed Clinic")
+    async with db.write() as conn:
+        await execute(conn, INSERT_PARTNER, row)
+    async with db.read() as conn:
+        found = await fetch_one(conn, PARTNER, {"id": row["id"]})
+    assert found is not None
+    assert (found.name, found.commission_bps, found.show_payments) == ("Typed Clinic", 250, True)
+    assert found.created_at.replace(tzinfo=UTC) == row["created_at"]
+
+
+async def test_a_failed_transaction_leaves_nothing_behind(db):
+    row = partner_row("Rolled Back")
+    with pytest.raises(RuntimeError):
+        async with db.write() as conn:
+            await execute(conn, INSERT_PARTNER, row)
+            raise RuntimeError("abort")
+    async with db.read() as conn:
+        assert await fetch_one(conn, PARTNER, {"id": row["id"]}) is None
+
+
+async def test_batched_inserts_of_several_tables_all_arrive(db):
+    rows = [partner_row(f"Batch {n}") for n in range(3)]
+    name = f"batch-{new_id('x')}"
+    async with db.write() as conn, batched_inserts(conn):
+        await execute_many(conn, INSERT_PARTNER, rows)
+        await execute(conn, INSERT_SETTING, {"name": name, "value": "v"})
+    async with db.read() as conn:
+        for row in rows:
+            found = await fetch_one(conn, PARTNER, {"id": row["id"]})
+            assert found is not None and found.name == row["name"]
+        setting = await fetch_one(conn, SETTING, {"name": name})
+        assert setting is not None and setting.value == "v"
+
+
+async def test_a_read_of_a_queued_table_sees_the_queued_rows(db):
+    row = partner_row("Read Your Writes")
+    async with db.write() as conn, batched_inserts(conn):
+        await execute(conn, INSERT_PARTNER, row)
+        found = await fetch_one(conn, PARTNER, {"id": row["id"]})
+        assert found is not None
+
+
+async def test_a_unique_violation_in_a_batch_is_an_integrity_error_and_rolls_back(db):
+    first = partner_row("First")
+    duplicate = {**partner_row("Second"), "id": first["id"]}
+    name = f"lost-{new_id('x')}"
+    with pytest.raises(IntegrityError):
+        async with db.write() as conn, batched_inserts(conn):
+            await execute(conn, INSERT_SETTING, {"name": name, "value": "v"})
+            await execute_many(conn, INSERT_PARTNER, [first, duplicate])
+    async with db.read() as conn:
+        assert await fetch_one(conn, PARTNER, {"id": first["id"]}) is None
+        assert await fetch_one(conn, SETTING, {"name": name}) is None
+
+
+async def test_flush_sends_the_queue_early_and_is_idempotent(db):
+    row = partner_row("Flushed")
+    async with db.write() as conn, batched_inserts(conn):
+        await execute(conn, INSERT_PARTNER, row)
+        await flush(conn)
+        await flush(conn)
+    async with db.read() as conn:
+        rows = await fetch_all(conn, PARTNER, {"id": row["id"]})
+    assert [found.name for found in rows] == ["Flushed"]

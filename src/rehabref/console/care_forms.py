@@ -13,11 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.care import sessions as care
 from rehabref.care.models import CareSession
 from rehabref.clock import utcnow
-from rehabref.console.render import page, refused, see_other, to_login
-from rehabref.console.session import Signed, signed_in
+from rehabref.console.render import Posted, guarded_form, page, see_other
+from rehabref.console.session import Signed
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.links import form_tokens
 from rehabref.matching.models import Physiotherapist
 from rehabref.services import services_of
 
@@ -78,16 +77,6 @@ def _pain(form: Any, name: str) -> int:
     return int(raw)
 
 
-async def _guarded(request: Request[Any, Any, Any]) -> tuple[Signed | None, Any, Any]:
-    signed = await signed_in(request)
-    if signed is None:
-        return None, None, to_login()
-    form = await request.form()
-    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
-        return signed, form, refused(signed)
-    return signed, form, None
-
-
 async def _fail(
     request: Request[Any, Any, Any], signed: Signed, referral_id: str, exc: ApiError
 ) -> Template:
@@ -101,10 +90,10 @@ async def _fail(
 
 @post("/console/referrals/{referral_id:str}/sessions", include_in_schema=False, status_code=200)
 async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Template | Redirect:
-    signed, form, stop = await _guarded(request)
-    if stop is not None:
-        return stop  # type: ignore[no-any-return]
-    assert signed is not None
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
     try:
         modality = str(form.get("modality") or "")
         if modality not in MODALITIES:
@@ -136,10 +125,10 @@ async def _referral_of(request: Request[Any, Any, Any], session_id: str) -> str 
 async def session_action(
     request: Request[Any, Any, Any], session_id: str, action: str
 ) -> Template | Redirect:
-    signed, form, stop = await _guarded(request)
-    if stop is not None:
-        return stop  # type: ignore[no-any-return]
-    assert signed is not None
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
     referral_id = await _referral_of(request, session_id)
     if referral_id is None or action not in {"start", "complete", "cancel"}:
         return page(

@@ -8,7 +8,7 @@ from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
 from rehabref.console import queries
-from rehabref.console.render import page, refused, see_other, to_login
+from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
 from rehabref.console.session import (
     LOGIN_COOKIE,
     PATH,
@@ -91,12 +91,9 @@ async def login(request: Request[Any, Any, Any]) -> Template | Redirect:
 
 @post("/console/logout", include_in_schema=False, status_code=200)
 async def logout(request: Request[Any, Any, Any]) -> Template | Redirect:
-    signed = await signed_in(request)
-    if signed is None:
-        return to_login()
-    form = await request.form()
-    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
-        return refused(signed)
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
     services = services_of(request)
     return see_other("/console/login", cookies=[cleared(services, SESSION_COOKIE)])
 

@@ -10,11 +10,10 @@ from pydantic import ValidationError
 
 from rehabref.clock import utcnow
 from rehabref.console import queries
-from rehabref.console.render import page, refused, see_other, to_login
+from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
-from rehabref.links import form_tokens
 from rehabref.matching import registry
 from rehabref.matching.schemas import Modality, PhysioCreate, Specialization
 from rehabref.ops import service as ops
@@ -24,16 +23,6 @@ from rehabref.services import services_of
 OUTCOMES = (("reached", "Reached the patient"), ("unreachable", "No answer / unreachable"))
 SPECIALIZATIONS: tuple[str, ...] = get_args(Specialization)
 MODALITIES: tuple[str, ...] = get_args(Modality)
-
-
-async def _post_guard(request: Request[Any, Any, Any]) -> tuple[Signed | None, Any, Any]:
-    signed = await signed_in(request)
-    if signed is None:
-        return None, None, to_login()
-    form = await request.form()
-    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
-        return signed, form, refused(signed)
-    return signed, form, None
 
 
 @get("/console/tasks", include_in_schema=False)
@@ -71,10 +60,10 @@ async def _task_error(signed: Signed, exc: ApiError) -> Template:
 
 @post("/console/tasks/{task_id:str}/claim", include_in_schema=False, status_code=200)
 async def claim(request: Request[Any, Any, Any], task_id: str) -> Template | Redirect:
-    signed, _form, stop = await _post_guard(request)
-    if stop is not None:
-        return stop  # type: ignore[no-any-return]
-    assert signed is not None
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed = posted.signed
     try:
         async with services_of(request).db.write() as conn:
             await ops.claim_task(conn, task_id=task_id, actor=signed.operator.actor, now=utcnow())
@@ -85,10 +74,10 @@ async def claim(request: Request[Any, Any, Any], task_id: str) -> Template | Red
 
 @post("/console/tasks/{task_id:str}/complete", include_in_schema=False, status_code=200)
 async def complete(request: Request[Any, Any, Any], task_id: str) -> Template | Redirect:
-    signed, form, stop = await _post_guard(request)
-    if stop is not None:
-        return stop  # type: ignore[no-any-return]
-    assert signed is not None
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
     outcome = str(form.get("outcome") or "")
     if outcome not in dict(OUTCOMES):
         return await _task_error(signed, ApiError(422, message="Choose the outcome of the call."))
@@ -188,10 +177,10 @@ def _physio_body(form: Any) -> dict[str, Any]:
 
 @post("/console/physios", include_in_schema=False, status_code=200)
 async def create_physio(request: Request[Any, Any, Any]) -> Template | Redirect:
-    signed, form, stop = await _post_guard(request)
-    if stop is not None:
-        return stop  # type: ignore[no-any-return]
-    assert signed is not None
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
     body = _physio_body(form)
     try:
         data = PhysioCreate.model_validate(body)

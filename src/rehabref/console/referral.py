@@ -10,11 +10,10 @@ from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
 from rehabref.console import care_forms, queries
-from rehabref.console.render import page, refused, see_other, to_login
+from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
-from rehabref.links import form_tokens
 from rehabref.referrals.transitions import (
     ALLOWED,
     APPOINTMENT_MODES,
@@ -118,12 +117,10 @@ def _payment(form: Any) -> PaymentChange:
 
 @post("/console/referrals/{referral_id:str}/transition", include_in_schema=False, status_code=200)
 async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | Redirect:
-    signed = await signed_in(request)
-    if signed is None:
-        return to_login()
-    form = await request.form()
-    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
-        return refused(signed)
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
     to = str(form.get("to") or "")
     reason = str(form.get("reason") or "").strip()[:500] or None
     try:
@@ -148,12 +145,10 @@ async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | 
 
 @post("/console/events/{event_id:str}/redeliver", include_in_schema=False, status_code=200)
 async def redeliver(request: Request[Any, Any, Any], event_id: str) -> Template | Redirect:
-    signed = await signed_in(request)
-    if signed is None:
-        return to_login()
-    form = await request.form()
-    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
-        return refused(signed)
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
     async with services_of(request).db.write() as conn:
         event = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
         queued = await history.redeliver(conn, event=event) if event is not None else []

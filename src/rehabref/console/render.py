@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from litestar import Request
 from litestar.response import Redirect, Template
 
 from rehabref.clock import as_utc
-from rehabref.console.session import Signed
+from rehabref.console.session import Signed, signed_in
+from rehabref.links import form_tokens
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -82,3 +85,23 @@ def refused(signed: Signed) -> Template:
         signed=signed,
         status=403,
     )
+
+
+@dataclass(frozen=True)
+class Posted:
+    """A console POST that may proceed: the operator's session and the submitted form."""
+
+    signed: Signed
+    form: Any
+
+
+async def guarded_form(request: Request[Any, Any, Any]) -> Posted | Template | Redirect:
+    """Every console POST: a signed-in operator and a valid CSRF token, or the answer to send
+    instead (the login redirect, or the 403 "form expired" page)."""
+    signed = await signed_in(request)
+    if signed is None:
+        return to_login()
+    form = await request.form()
+    if not signed.csrf_ok(form.get(form_tokens.FIELD)):
+        return refused(signed)
+    return Posted(signed=signed, form=form)

@@ -7,11 +7,11 @@ meaning of a field would be a new version, announced in docs/webhooks.md.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
 DATA_VERSION = 1
 
-EVENT_TYPES: tuple[str, ...] = (
+EventType = Literal[
     "referral.created",
     "contact.requested",
     "assistant.started",
@@ -22,7 +22,8 @@ EVENT_TYPES: tuple[str, ...] = (
     "patient.intake_completed",
     "provider.matched",
     "session.completed",
-)
+]
+EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
 DESCRIPTIONS: dict[str, str] = {
     "referral.created": "a referral is accepted",

@@ -7,21 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rehabref.events.catalogue import EVENT_TYPES
+from rehabref.events.catalogue import EVENT_TYPES, EventType
 
 _strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
-EventType = Literal[
-    "referral.created",
-    "contact.requested",
-    "assistant.started",
-    "appointment.booked",
-    "appointment.attended",
-    "payment.completed",
-    "referral.closed",
-    "patient.intake_completed",
-    "provider.matched",
-    "session.completed",
-]
 
 
 def _known_type(value: str) -> str:

@@ -242,6 +242,7 @@ async def create_g(
         conn,
         partner_id=principal.partner_id,
         environment=principal.environment,
+        contract=principal.contract,
         events=[
             NewEvent(
                 "referral.created",

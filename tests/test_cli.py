@@ -221,6 +221,19 @@ def test_operators_create_refuses_an_empty_name(database_url):
     assert result.returncode == 2
 
 
+def test_a_revoked_operator_token_is_refused_at_once(database_url, client):
+    created = json.loads(
+        rehabref(database_url, "operators", "create", "--name", "Leaving", "--json").stdout
+    )
+    headers = {"Authorization": f"Bearer {created['token']}"}
+    assert client.get("/api/v1/ops/referrals", headers=headers).status_code == 200
+    result = rehabref(database_url, "operators", "revoke", "--operator-id", created["operator_id"])
+    assert result.returncode == 0, result.stderr
+    assert client.get("/api/v1/ops/referrals", headers=headers).status_code == 401
+    again = rehabref(database_url, "operators", "revoke", "--operator-id", created["operator_id"])
+    assert again.returncode == 2
+
+
 @contextmanager
 def empty_database(tmp_path: Path) -> Iterator[str]:
     if selected_backend() == "sqlite":

@@ -292,6 +292,22 @@ def operators_create(
     _print_once(_run(work), as_json)
 
 
+@operators_app.command("revoke")
+def operators_revoke(
+    operator_id: Annotated[str, typer.Option("--operator-id", help="Operator id (opr_...).")],
+) -> None:
+    """Revoke an operator's token: the ops API and console refuse it from the next request."""
+    from rehabref.ops.auth import revoke_operator
+
+    async def work(db: Database, settings: Settings) -> bool:
+        async with db.write() as conn:
+            return await revoke_operator(conn, operator_id=operator_id)
+
+    if not _run(work):
+        _fail(f"no active operator {operator_id}")
+    typer.echo(f"revoked {operator_id}")
+
+
 def main() -> None:
     app()
 

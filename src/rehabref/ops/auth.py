@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from litestar import Request
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
@@ -55,6 +55,16 @@ async def create_operator(conn: AsyncConnection, *, name: str) -> dict[str, str]
         },
     )
     return {"operator_id": operator_id, "token": token}
+
+
+async def revoke_operator(conn: AsyncConnection, *, operator_id: str) -> bool:
+    """Revoke an operator's token; their API calls and console sessions stop at once."""
+    result = await conn.execute(
+        update(_operators)
+        .where(_operators.c.id == operator_id, _operators.c.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return bool(result.rowcount)
 
 
 async def operator_by_token(conn: AsyncConnection, token: str) -> OperatorPrincipal | None:

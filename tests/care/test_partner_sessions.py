@@ -132,6 +132,16 @@ def test_invalid_filters_are_field_level_422(client, partner, params, field):
     assert field in response.json()["error"]["fields"]
 
 
+def test_a_bad_date_filter_names_both_accepted_forms(client, partner):
+    response = client.get(
+        "/api/v1/partners/sessions",
+        params={"from_date": "yesterday"},
+        headers=auth(partner["keys"]["sk_test"]),
+    )
+    message = response.json()["error"]["fields"]["from_date"]
+    assert "date (2026-01-31)" in message and "timestamp" in message
+
+
 def test_scoped_to_partner_and_environment(client, world, partner):
     assert _list(client, partner["keys"]["sk_test"])["sessions"] == []
     assert _list(client, world["partner"]["keys"]["sk_live"])["sessions"] == []

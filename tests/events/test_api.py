@@ -186,8 +186,8 @@ def test_sandbox_trigger(client, partner, sql):
     assert missing.status_code == 422 and "target_url" in missing.json()["error"]["fields"]
 
 
-def test_payment_completed_payload_is_exactly_the_spec(client, partner):
-    key = partner["keys"]["sk_test"]
+def test_payment_completed_payload_is_exactly_the_spec(client, make_partner):
+    key = make_partner(name="Paid Clinic", show_payments=True)["keys"]["sk_test"]
     sent = trigger(client, key, "payment.completed", "http://127.0.0.1:9/t")
     data = client.get(f"{EVENTS}/{sent['event_id']}", headers=auth(key)).json()["data"]
     assert set(data) == {"referral_id", "external_ref", "status", "care_mode", "payment"}

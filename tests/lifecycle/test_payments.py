@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 import pytest
 from sqlalchemy import text
 
 from tests.conftest import auth
+from tests.shapeg.bodies import g_referral
 from tests.support.api import created, error_of
 from tests.support.operators import OPS, move, moved, op_headers
 
@@ -77,6 +79,45 @@ def test_paid_records_commission_and_emits_spec_payload(
     record = client.get(f"/api/v1/partners/referrals/{referral_id}", headers=auth(key)).json()
     assert record["status"] == "paid" and record["payment"] == payment
     assert record["next_action"] == "close_referral"
+
+
+def test_shape_g_payment_completed_has_exactly_the_spec_fields(
+    client, make_partner, operator_token, sql
+):
+    """Spec 6.2: the same five data fields for a Shape G referral (partner_reference as
+    external_ref, the booked appointment's care_mode)."""
+    partner = make_partner(
+        name="Pay Hospital", contract="g", show_payments=True, commission_bps=500
+    )
+    key = partner["keys"]["sk_test"]
+    body = g_referral(partner_reference=f"PAY-G-{uuid.uuid4().hex[:8]}")
+    response = client.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(key, str(uuid.uuid4()))
+    )
+    assert response.status_code == 201, response.text
+    referral_id = response.json()["referral_id"]
+    moved(client, operator_token, referral_id, "assistant_started")
+    moved(client, operator_token, referral_id, "booked", appointment=BOOKING)
+    moved(client, operator_token, referral_id, "attended")
+    moved(
+        client,
+        operator_token,
+        referral_id,
+        "paid",
+        payment={"amount_minor": 2_000_000, "currency": "NGN"},
+    )
+    assert _event_data(sql, referral_id, "payment.completed") == {
+        "referral_id": referral_id,
+        "external_ref": body["partner_reference"],
+        "status": "paid",
+        "care_mode": "remote",
+        "payment": {
+            "currency": "NGN",
+            "amount_minor": 2_000_000,
+            "partner_commission_minor": 100_000,
+            "commission_status": "pending_settlement",
+        },
+    }
 
 
 def test_partner_without_show_payments_sees_no_amounts(client, make_partner, operator_token, sql):

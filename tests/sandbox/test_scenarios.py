@@ -117,6 +117,8 @@ def test_scenario_3_session_completed_with_sessions_report_and_pdf(world):
     referral_id = created["referral_id"]
     delivery = world["receiver"].wait_for(referral_id, "session.completed")
     print(f"\nscenario 3: session.completed after {delivery['at'] - started:.2f} s")
+    gps = delivery["body"]["data"]["gps_check_in"]
+    assert (gps["verified"], gps["method"]) == (True, "scheduled_location")
     key = world["partner"]["keys"]["sk_test"]
     http = world["http"]
     sessions = http.get(

@@ -43,15 +43,19 @@ def _bound(raw: str | None, name: str, *, end: bool, problems: dict[str, str]) -
         try:
             day = date.fromisoformat(raw)
         except ValueError:
-            problems[name] = "Use a date (2026-01-31) or an ISO 8601 UTC timestamp."
+            problems[name] = _BOUND_FORMAT
             return None
         start = datetime(day.year, day.month, day.day, tzinfo=UTC)
         return (start + timedelta(days=1), False) if end else (start, True)
     try:
         return fields.utc_timestamp_any(raw), True
     except ValueError as exc:
-        problems[name] = str(exc)
+        text = str(exc)
+        problems[name] = _BOUND_FORMAT if text.startswith("Use an ISO 8601") else text
         return None
+
+
+_BOUND_FORMAT = "Use a date (2026-01-31) or an ISO 8601 UTC timestamp (2026-01-31T09:30:00Z)."
 
 
 @get("/api/v1/partners/sessions")

@@ -66,9 +66,10 @@ OPERATIONS: tuple[Operation, ...] = (
         summary="List webhook endpoints",
         description="Active endpoints of the key's environment, newest first.",
         tag="webhooks",
+        parameters=_PAGE,
         responses={
             200: ("Endpoints.", WebhookEndpointList, OK_HEADERS),
-            **errors(401, 403, 429),
+            **errors(401, 403, 422, 429),
         },
     ),
     Operation(

@@ -14,8 +14,13 @@ from rehabref.clock import iso, utcnow
 from rehabref.ids import new_id
 
 
-def sample_data(event_type: str, *, contract: str) -> tuple[str, dict[str, Any]]:
-    """(referral_id, data) for a test event of ``event_type``."""
+def sample_data(
+    event_type: str, *, contract: str, show_payments: bool = True
+) -> tuple[str, dict[str, Any]]:
+    """(referral_id, data) for a test event of ``event_type``.
+
+    ``payment`` is null when the partner's agreement hides paid amounts, as in real events.
+    """
     now = utcnow()
     referral_id = new_id("ref")
     base: dict[str, Any] = {"referral_id": referral_id}
@@ -41,7 +46,7 @@ def sample_data(event_type: str, *, contract: str) -> tuple[str, dict[str, Any]]
         "contact.requested": {
             "status": "contact_pending",
             "route": "contact",
-            "contact_task_id": new_id("ctk"),
+            "contact_task_id": new_id("task"),
             "channel": "messaging",
         },
         "assistant.started": {"status": "assistant_started"},
@@ -95,13 +100,19 @@ def sample_data(event_type: str, *, contract: str) -> tuple[str, dict[str, Any]]
             "clinical_summary": {
                 "pain_score_before": 7,
                 "pain_score_after": 4,
-                "pain_reduction": 3,
+                "pain_reduction": {"points": 3, "percentage": 42.9},
                 "notes_summary": "Improved lumbar flexion; continue home exercise programme.",
             },
         },
     }
     if contract == "g":
         extras["provider.matched"]["physiotherapist"]["phone"] = "+2348011112222"
+        extras["referral.created"] = {
+            "status": "received",
+            "billing_mode": "patient_self_pay",
+            "priority": "standard",
+            "intake_status": "pending_messaging_response",
+        }
     data = {**base, **extras[event_type]}
     if event_type == "payment.completed":
         # Exactly the spec's field set (6.2 + 2.9), whatever the partner's shape.
@@ -110,6 +121,6 @@ def sample_data(event_type: str, *, contract: str) -> tuple[str, dict[str, Any]]
             "external_ref": base.get("external_ref", base.get("partner_reference")),
             "status": "paid",
             "care_mode": base.get("care_mode", "face_to_face"),
-            "payment": payment,
+            "payment": payment if show_payments else None,
         }
     return referral_id, data

@@ -216,7 +216,7 @@ async def transition(
         if to == "booked":
             data["rescheduled"] = row.status == "booked"
     elif to == "paid":
-        data["payment"] = payment_data(updated) if show_payments else None
+        data = payment_completed_data(updated, show_payments=show_payments)
     elif to in TERMINAL:
         data["previous_status"] = row.status
         await _close_open_tasks(conn, referral_id=referral_id, now=now)
@@ -248,6 +248,22 @@ def appointment_data(row: Row[Any]) -> dict[str, Any]:
         "status": row.appointment_status,
         "scheduled_at": iso(row.appointment_scheduled_at),
         "care_mode": row.appointment_care_mode,
+    }
+
+
+def payment_completed_data(row: Row[Any], *, show_payments: bool) -> dict[str, Any]:
+    """Spec 6.2: exactly referral_id, external_ref, status, care_mode, payment, in both shapes.
+
+    A Shape G referral has no external_ref: its partner_reference (the partner's own
+    reference) takes that place, and care_mode falls back to the booked appointment's mode.
+    """
+    external_ref = row.external_ref if row.shape == "v1" else row.partner_reference
+    return {
+        "referral_id": row.id,
+        "external_ref": external_ref,
+        "status": row.status,
+        "care_mode": row.care_mode or row.appointment_care_mode,
+        "payment": payment_data(row) if show_payments else None,
     }
 
 

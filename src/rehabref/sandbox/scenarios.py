@@ -223,6 +223,9 @@ async def run_session(conn: AsyncConnection, payload: dict[str, Any], now: datet
         modality="home_visit",
         session_type="Initial assessment and mobility exercises",
         actor=ACTOR,
+        # The visit's address: the GPS check-in below is verified against it, wherever
+        # the test patient's city or area is.
+        location=(SAMPLE_LAT, SAMPLE_LNG),
     )
     await start_session(
         conn,

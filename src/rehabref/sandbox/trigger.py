@@ -45,7 +45,9 @@ async def trigger_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
         raise ApiError(
             422, "validation_error", "The target URL is refused.", fields={"target_url": problem}
         )
-    referral_id, data = sample_data(payload.event, contract=principal.contract)
+    referral_id, data = sample_data(
+        payload.event, contract=principal.contract, show_payments=principal.show_payments
+    )
     async with services.db.write() as conn:
         (event_id,) = await record_events(
             conn,

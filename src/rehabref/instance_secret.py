@@ -69,7 +69,11 @@ class SecretBox:
         return base64.urlsafe_b64encode(digest[:24]).decode().rstrip("=")
 
     def verify(self, message: str, signature: str) -> bool:
-        return hmac.compare_digest(self.sign(message), signature)
+        # Compared as bytes: compare_digest refuses non-ASCII str (TypeError, a 500), and a
+        # signature from a URL, cookie or form field can hold any character.
+        return hmac.compare_digest(
+            self.sign(message).encode(), signature.encode("utf-8", "replace")
+        )
 
     def seal(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()

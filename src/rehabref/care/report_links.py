@@ -30,7 +30,11 @@ def pdf_url(box: SecretBox, *, base_url: str, referral_id: str) -> str:
 def read_pdf_token(box: SecretBox, token: str, *, now: float | None = None) -> str | None:
     """The referral id when the token is authentic and unexpired, else None."""
     parts = token.split(".")
-    if len(parts) != 3 or not parts[1].isdigit() or not _REFERRAL_ID.match(parts[0]):
+    if (
+        len(parts) != 3
+        or not (parts[1].isascii() and parts[1].isdigit())
+        or not _REFERRAL_ID.match(parts[0])
+    ):
         return None
     referral_id, expiry, signature = parts
     if not box.verify(f"report-pdf:{referral_id}.{expiry}", signature):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -65,14 +66,17 @@ def _number(form: Any, name: str) -> float | None:
     if not raw:
         return None
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError:
-        raise _invalid(f"{name.replace('_', ' ').capitalize()} must be a number.") from None
+        value = math.nan
+    if not math.isfinite(value):  # "nan" and "inf" parse as floats
+        raise _invalid(f"{name.replace('_', ' ').capitalize()} must be a number.")
+    return value
 
 
 def _pain(form: Any, name: str) -> int:
     raw = str(form.get(name) or "").strip()
-    if not raw.isdigit() or not 0 <= int(raw) <= 10:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 2) or not 0 <= int(raw) <= 10:
         raise _invalid("Pain scores are whole numbers from 0 to 10.")
     return int(raw)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from litestar import Request, get, post
@@ -104,13 +104,20 @@ def _appointment(form: Any) -> AppointmentChange:
 def _payment(form: Any) -> PaymentChange:
     try:
         amount = Decimal(str(form.get("amount") or "").replace(",", "").strip())
-    except InvalidOperation:
-        amount = Decimal(-1)
-    minor = amount * 100
-    if amount <= 0 or minor != minor.to_integral_value() or minor > 2_000_000_000:
+        minor = amount * 100
+        # NaN, infinities and huge exponents raise (InvalidOperation, Overflow) or fail here.
+        valid = (
+            amount.is_finite()
+            and amount > 0
+            and minor == minor.to_integral_value()
+            and 1 <= minor <= 2_000_000_000
+        )
+    except ArithmeticError:
+        valid = False
+    if not valid:
         raise ApiError(422, "validation_error", "Enter the amount paid, e.g. 20000 or 20000.50.")
     currency = str(form.get("currency") or "NGN").strip().upper()
-    if len(currency) != 3 or not currency.isalpha():
+    if len(currency) != 3 or not (currency.isascii() and currency.isalpha()):
         raise ApiError(422, "validation_error", "The currency is a 3-letter code such as NGN.")
     return PaymentChange(amount_minor=int(minor), currency=currency)
 

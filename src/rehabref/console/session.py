@@ -46,7 +46,7 @@ def _read_session(box: SecretBox, value: str | None) -> tuple[str, str] | None:
     if not value or len(value) > 200:
         return None
     parts = value.split(".")
-    if len(parts) != 4 or not parts[1].isdigit():
+    if len(parts) != 4 or not (parts[1].isascii() and parts[1].isdigit()):
         return None
     operator_id, expiry, nonce, signature = parts
     if int(expiry) <= time.time():

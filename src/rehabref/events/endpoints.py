@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
 from litestar import Request, Response, delete, get, post
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import cursors
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
 from rehabref.events.catalogue import EVENT_TYPES
@@ -19,26 +21,33 @@ from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
 
 JSON = "application/json"
+_ENDPOINT_ID = re.compile(r"^whe_[0-9a-z]{26}$")
 
 
 def json_response(content: Any, status: int = 200) -> Response[bytes]:
     return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
 
 
-def page_params(query: Any) -> tuple[int, str | None, dict[str, str]]:
-    """(limit, before_id, problems) from ``limit`` and ``cursor``."""
+def page_params(
+    query: Any, id_pattern: re.Pattern[str] | None = None
+) -> tuple[int, str | None, dict[str, str]]:
+    """(limit, before_id, problems) from ``limit`` and ``cursor`` (event ids by default)."""
     problems: dict[str, str] = {}
     raw = query.get("limit")
     limit = 20
     if raw is not None:
-        if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or not 1 <= int(raw) <= 100:
             problems["limit"] = "Must be an integer from 1 to 100."
         else:
             limit = int(raw)
     before_id = None
     cursor = query.get("cursor")
     if cursor:
-        before_id = history.decode_cursor(cursor)
+        before_id = (
+            history.decode_cursor(cursor)
+            if id_pattern is None
+            else cursors.decode_cursor(cursor, id_pattern)
+        )
         if before_id is None:
             problems["cursor"] = "Not a cursor returned by this API."
     return limit, before_id, problems
@@ -101,11 +110,19 @@ async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[b
 async def list_webhook_endpoints(request: Request[Any, Any, Any]) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
+    limit, before_id, problems = page_params(request.query_params, _ENDPOINT_ID)
+    if problems:
+        raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
     async with services.db.read() as conn:
         data = await subscriptions.list_endpoints(
             conn, partner_id=principal.partner_id, environment=principal.environment
         )
-    return json_response({"data": data, "has_more": False, "next_cursor": None})
+    # At most 20 active endpoints exist, so the page is cut here (newest first, as listed).
+    if before_id is not None:
+        data = [item for item in data if item["endpoint_id"] < before_id]
+    page, has_more = data[:limit], len(data) > limit
+    next_cursor = cursors.encode_cursor(page[-1]["endpoint_id"]) if has_more else None
+    return json_response({"data": page, "has_more": has_more, "next_cursor": next_cursor})
 
 
 @delete("/api/v1/partners/webhook-endpoints/{endpoint_id:str}", status_code=204)

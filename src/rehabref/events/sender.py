@@ -61,7 +61,13 @@ def _error_text(exc: Exception) -> str:
         kind = "connect_error"
     else:
         kind = "request_error"
-    return f"{kind}: {text}"[:500]
+    return _storable(f"{kind}: {text}"[:500])
+
+
+def _storable(text: str) -> str:
+    """Receiver-controlled text without NUL, which PostgreSQL text cannot hold: one such
+    answer would fail the whole batch's write, every retry, for every partner in it."""
+    return text.replace("\x00", "\ufffd")
 
 
 async def post(
@@ -80,7 +86,7 @@ async def post(
                 size += len(chunk)
                 if size >= EXCERPT_BYTES:
                     break
-            excerpt = b"".join(chunks)[:EXCERPT_BYTES].decode("utf-8", "replace")
+            excerpt = _storable(b"".join(chunks)[:EXCERPT_BYTES].decode("utf-8", "replace"))
             latency = int((time.perf_counter() - started) * 1000)
             error = None
             if 300 <= response.status_code < 400:

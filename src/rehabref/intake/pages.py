@@ -179,7 +179,8 @@ async def submit_intake(request: Request[Any, Any, Any], token: str) -> Template
         return message_page("Something went wrong", "Please go back and send the form again.", 400)
     form = await request.form()
     sent_token = str(form.get("form_token") or "")
-    if not hmac.compare_digest(sent_token, form_token(services.box, row.id)):
+    expected = form_token(services.box, row.id).encode()
+    if not hmac.compare_digest(sent_token.encode("utf-8", "replace"), expected):
         return message_page(
             "Please try again", "This form could not be checked. Reload the page and retry.", 403
         )

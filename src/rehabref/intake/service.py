@@ -58,7 +58,7 @@ def assistant_token(box: SecretBox, *, session_id: str, expires_at: datetime) ->
 def read_assistant_token(box: SecretBox, token: str) -> tuple[str, bool] | None:
     """The session id and whether the token is still fresh; None when forged or garbled."""
     parts = token.split(".")
-    if len(parts) != 3 or not parts[1].isdigit():
+    if len(parts) != 3 or not (parts[1].isascii() and parts[1].isdigit()):
         return None
     session_id, expiry, signature = parts
     if not box.verify(f"assistant:{session_id}.{expiry}", signature):

@@ -71,7 +71,12 @@ async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
     limit = 20
     raw_limit = query.get("limit")
     if raw_limit is not None:
-        if raw_limit.isdigit() and 1 <= int(raw_limit) <= 100:
+        if (
+            raw_limit.isascii()
+            and raw_limit.isdigit()
+            and len(raw_limit) <= 10
+            and 1 <= int(raw_limit) <= 100
+        ):
             limit = int(raw_limit)
         else:
             problems["limit"] = "Must be an integer from 1 to 100."

@@ -31,16 +31,19 @@ def issue(box: SecretBox, *, purpose: str, binding: str) -> str:
 
 
 def check(
-    box: SecretBox, *, purpose: str, binding: str | None, token: str | None, max_age: int
+    box: SecretBox, *, purpose: str, binding: str | None, token: object, max_age: int
 ) -> str | None:
-    """The token's nonce when it is valid for this purpose and cookie, else None."""
-    if not binding or not token or len(token) > 200:
+    """The token's nonce when it is valid for this purpose and cookie, else None.
+
+    ``token`` is whatever the form field held: a multipart field can be an uploaded file.
+    """
+    if not binding or not isinstance(token, str) or not token or len(token) > 200:
         return None
     parts = token.split(".")
     if len(parts) != 3:
         return None
     issued, nonce, signature = parts
-    if not issued.isdigit() or not 0 <= time.time() - int(issued) <= max_age:
+    if not (issued.isascii() and issued.isdigit()) or not 0 <= time.time() - int(issued) <= max_age:
         return None
     if not box.verify(f"csrf:{purpose}:{binding}:{issued}:{nonce}", signature):
         return None

@@ -51,7 +51,10 @@ async def list_physios(request: Request[Any, Any, Any]) -> Response[bytes]:
     limit = 20
     raw_limit = query.get("limit")
     if raw_limit is not None:
-        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= 100:
+        if (
+            not (raw_limit.isascii() and raw_limit.isdigit() and len(raw_limit) <= 10)
+            or not 1 <= int(raw_limit) <= 100
+        ):
             problems["limit"] = "Must be an integer from 1 to 100."
         else:
             limit = int(raw_limit)

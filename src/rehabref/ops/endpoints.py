@@ -34,7 +34,7 @@ def _page(query: Any, problems: dict[str, str]) -> tuple[int, str | None]:
     raw = query.get("limit")
     limit = 20
     if raw is not None:
-        if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or not 1 <= int(raw) <= 100:
             problems["limit"] = "Must be an integer from 1 to 100."
         else:
             limit = int(raw)

@@ -145,7 +145,7 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
 def _limit(raw: str | None, problems: dict[str, str]) -> int:
     if raw is None:
         return 20
-    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 100:
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or not 1 <= int(raw) <= 100:
         problems["limit"] = "Must be an integer from 1 to 100."
         return 20
     return int(raw)

@@ -93,3 +93,14 @@ def test_rate_limit_headers_on_authenticated_answers(client, partner):
         0 <= int(response.headers["ratelimit-remaining"]) < int(response.headers["ratelimit-limit"])
     )
     assert int(response.headers["ratelimit-reset"]) >= 1
+
+
+def test_api_answers_are_not_cached(client, partner):
+    headers = {"Authorization": f"Bearer {partner['keys']['sk_test']}"}
+    for response in (
+        client.get("/api/v1/partners/referrals", headers=headers),
+        client.get("/api/v1/partners/referrals/ref_00000000000000000000000000", headers=headers),
+        client.get("/api/v1/partners/referrals"),
+    ):
+        assert response.headers.get_list("cache-control") == ["no-store"]
+    assert "cache-control" not in client.get("/healthz").headers

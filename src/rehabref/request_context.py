@@ -46,6 +46,8 @@ class RequestContextMiddleware:
         status_holder = [500]
         header = (b"x-request-id", request_id.encode())
 
+        api_path = scope["path"].startswith(("/api/", "/v1/"))
+
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder[0] = message["status"]
@@ -53,6 +55,9 @@ class RequestContextMiddleware:
                 headers.append(header)
                 for name, value in state.get("rate_limit_headers", {}).items():
                     headers.append((name.lower().encode(), value.encode()))
+                # API answers carry patient and commercial data: no shared or browser caching.
+                if api_path and not any(name.lower() == b"cache-control" for name, _ in headers):
+                    headers.append(NO_STORE)
                 message["headers"] = headers
             await send(message)
 
@@ -78,6 +83,7 @@ class RequestContextMiddleware:
             partner_id_var.reset(partner_token)
 
 
+NO_STORE = (b"cache-control", b"no-store")
 _PROCESS_TAG = secrets.token_hex(11)
 _sequence = itertools.count(1)
 

@@ -180,11 +180,14 @@ def test_pre_auth_token_links_the_referral_and_sessions_consume_the_allowance(
         headers=auth(partner["keys"]["sk_test"]),
     )
     assert refused.status_code == 422
-    created = client.post(
-        "/api/v1/partners/referrals",
-        json=g_referral(billing_mode="hmo_direct_billing", pre_auth_token=token),
-        headers=auth(live),
-    )
+    # Bound to the member checked: another patient may not be billed on this token.
+    other_patient = g_referral(billing_mode="hmo_direct_billing", pre_auth_token=token)
+    other = client.post("/api/v1/partners/referrals", json=other_patient, headers=auth(live))
+    assert other.status_code == 422
+    assert "another member" in other.json()["error"]["fields"]["pre_auth_token"]
+    body = g_referral(billing_mode="hmo_direct_billing", pre_auth_token=token)
+    body["patient"]["phone"] = PHONE
+    created = client.post("/api/v1/partners/referrals", json=body, headers=auth(live))
     assert created.status_code == 201, created.text
     referral_id = created.json()["referral_id"]
     assert one(

@@ -23,6 +23,7 @@ def _preauth() -> str:
         hmo_code="AXA",
         policy_number="P-1",
         procedure_code="PT01",
+        member_phone="+2348031234567",
     )
     return preauth.issue(BOX, grant)
 

@@ -320,6 +320,7 @@ def test_expired_pre_auth_token_is_refused(client, partner):
         policy_number="P-1",
         procedure_code="PHYSIO_STD_SESSION",
         expires_at=int(time.time()) - 1,
+        member_phone_digest=tokens.phone_digest(g_referral()["patient"]["phone"]),
     )
     token = tokens.issue(SecretBox(TEST_SECRET_KEY), grant)
     body = g_referral(billing_mode="hmo_direct_billing", pre_auth_token=token)

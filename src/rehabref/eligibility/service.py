@@ -138,6 +138,7 @@ async def check(
         hmo_code=request.hmo_code,
         policy_number=request.policy_number,
         procedure_code=request.procedure_code,
+        member_phone=request.member_phone,
     )
     return 200, {
         "status": "eligible",

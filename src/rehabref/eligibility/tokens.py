@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import time
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ class PreAuth:
     policy_number: str
     procedure_code: str
     expires_at: int  # epoch seconds
+    # SHA-256 (hex, first 16 characters) of the member's verified phone: binds the token to
+    # the patient it was checked for without putting the phone in the readable token.
+    member_phone_digest: str
 
 
 def issue(box: SecretBox, grant: PreAuth) -> str:
@@ -38,6 +42,7 @@ def issue(box: SecretBox, grant: PreAuth) -> str:
             "n": grant.policy_number,
             "c": grant.procedure_code,
             "x": grant.expires_at,
+            "m": grant.member_phone_digest,
         },
         separators=(",", ":"),
         sort_keys=True,
@@ -46,8 +51,18 @@ def issue(box: SecretBox, grant: PreAuth) -> str:
     return f"{PREFIX}{body}.{box.sign('preauth:' + body)}"
 
 
+def phone_digest(phone: str) -> str:
+    return hashlib.sha256(phone.encode()).hexdigest()[:16]
+
+
 def new_grant(
-    *, partner_id: str, environment: str, hmo_code: str, policy_number: str, procedure_code: str
+    *,
+    partner_id: str,
+    environment: str,
+    hmo_code: str,
+    policy_number: str,
+    procedure_code: str,
+    member_phone: str,
 ) -> PreAuth:
     return PreAuth(
         partner_id=partner_id,
@@ -56,6 +71,7 @@ def new_grant(
         policy_number=policy_number,
         procedure_code=procedure_code,
         expires_at=int(time.time()) + TTL_SECONDS,
+        member_phone_digest=phone_digest(member_phone),
     )
 
 
@@ -75,19 +91,27 @@ def read(box: SecretBox, token: str) -> PreAuth | None:
             policy_number=str(data["n"]),
             procedure_code=str(data["c"]),
             expires_at=int(data["x"]),
+            member_phone_digest=str(data["m"]),
         )
     except (binascii.Error, ValueError, KeyError, TypeError):
         return None
 
 
 def refusal(
-    grant: PreAuth | None, *, partner_id: str, environment: str, now: float | None = None
+    grant: PreAuth | None,
+    *,
+    partner_id: str,
+    environment: str,
+    patient_phone: str | None = None,
+    now: float | None = None,
 ) -> str | None:
-    """Why a token may not be used by this caller, or None when it may."""
+    """Why a token may not be used by this caller (for this patient), or None when it may."""
     if grant is None:
         return "Not a pre_auth_token issued by this service."
     if grant.partner_id != partner_id or grant.environment != environment:
         return "This pre_auth_token was issued to another partner or environment."
+    if patient_phone is not None and phone_digest(patient_phone) != grant.member_phone_digest:
+        return "This pre_auth_token was issued for another member; check this patient's cover."
     if grant.expires_at <= (time.time() if now is None else now):
         return "This pre_auth_token has expired; check eligibility again."
     return None

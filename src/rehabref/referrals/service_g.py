@@ -87,7 +87,10 @@ async def check_request(
         else:
             grant = preauth.read(ctx.box, request.pre_auth_token)
             refusal = preauth.refusal(
-                grant, partner_id=principal.partner_id, environment=principal.environment
+                grant,
+                partner_id=principal.partner_id,
+                environment=principal.environment,
+                patient_phone=request.patient.phone,
             )
             if refusal is not None:
                 problems[token_field] = refusal

@@ -146,6 +146,22 @@ def test_logout_ends_the_session(console):
     assert console.get("/console", follow_redirects=False).status_code == 303
 
 
+def test_logout_also_ends_a_copied_session_cookie(server, operator):
+    with (
+        httpx.Client(base_url=server.base_url) as first,
+        httpx.Client(base_url=server.base_url) as copy,
+    ):
+        sign_in(first, operator["token"])
+        copy.cookies.set("rr_console", first.cookies.get("rr_console"), path="/console")
+        assert copy.get("/console").status_code == 200
+        token = csrf(first.get("/console"))
+        first.post("/console/logout", data={"csrf_token": token}, follow_redirects=False)
+        assert copy.get("/console", follow_redirects=False).status_code == 303
+        # Signing in again afterwards works.
+        assert sign_in(first, operator["token"]).status_code == 303
+        assert first.get("/console").status_code == 200
+
+
 def test_record_a_remote_session_from_schedule_to_completion(console, client, partner, sql):
     created = _referral(client, partner, external_ref="SESSION-1", route="contact")
     rid = created["referral_id"]

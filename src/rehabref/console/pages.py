@@ -14,6 +14,7 @@ from rehabref.console.session import (
     PATH,
     SESSION_COOKIE,
     cleared,
+    end_sessions,
     new_session_value,
     secure,
     session_cookie,
@@ -95,6 +96,7 @@ async def logout(request: Request[Any, Any, Any]) -> Template | Redirect:
     if not isinstance(posted, Posted):
         return posted
     services = services_of(request)
+    await end_sessions(services, posted.signed.operator.operator_id)
     return see_other("/console/login", cookies=[cleared(services, SESSION_COOKIE)])
 
 

@@ -1,10 +1,12 @@
 """Console sign-in: a signed session cookie carrying the operator id, and CSRF on every POST.
 
-The cookie is ``<operator id>.<expiry epoch s>.<nonce>.<signature>`` (HttpOnly,
+The cookie is ``<operator id>.<expiry epoch ms>.<nonce>.<signature>`` (HttpOnly,
 SameSite=Strict, path /console, Secure when the public base URL is https). It is checked on
 every request, together with the operator row, so revoking an operator's token ends their
-console sessions at once. Every form carries a token signed for the session's nonce
-(``links.form_tokens``); a POST without it is refused.
+console sessions at once, and signing out ends every session of that operator issued before
+(``operators.console_sessions_after``), not only the cookie in this browser. Every form
+carries a token signed for the session's nonce (``links.form_tokens``); a POST without it is
+refused.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from typing import Any
 
 from litestar import Request
 from litestar.datastructures import Cookie
-from sqlalchemy import select
+from sqlalchemy import select, update
 
+from rehabref.clock import as_utc, utcnow
 from rehabref.db import table
 from rehabref.instance_secret import SecretBox
 from rehabref.links import form_tokens
@@ -37,23 +40,25 @@ def secure(services: Services) -> bool:
 
 
 def new_session_value(box: SecretBox, operator_id: str) -> str:
-    body = f"{operator_id}.{int(time.time()) + SESSION_SECONDS}.{secrets.token_hex(12)}"
+    expires_ms = int((time.time() + SESSION_SECONDS) * 1000)
+    body = f"{operator_id}.{expires_ms}.{secrets.token_hex(12)}"
     return f"{body}.{box.sign('console-session:' + body)}"
 
 
-def _read_session(box: SecretBox, value: str | None) -> tuple[str, str] | None:
-    """(operator id, nonce) of a genuine, unexpired cookie value."""
+def _read_session(box: SecretBox, value: str | None) -> tuple[str, str, float] | None:
+    """(operator id, nonce, issued at in epoch seconds) of a genuine, unexpired cookie value."""
     if not value or len(value) > 200:
         return None
     parts = value.split(".")
     if len(parts) != 4 or not (parts[1].isascii() and parts[1].isdigit()):
         return None
     operator_id, expiry, nonce, signature = parts
-    if int(expiry) <= time.time():
+    expires_at = int(expiry) / 1000
+    if expires_at <= time.time():
         return None
     if not box.verify(f"console-session:{operator_id}.{expiry}.{nonce}", signature):
         return None
-    return operator_id, nonce
+    return operator_id, nonce, expires_at - SESSION_SECONDS
 
 
 def session_cookie(services: Services, value: str) -> Cookie:
@@ -64,6 +69,16 @@ def session_cookie(services: Services, value: str) -> Cookie:
 
 def cleared(services: Services, name: str) -> Cookie:
     return form_tokens.cookie(name, "", path=PATH, secure=secure(services), max_age=0)
+
+
+async def end_sessions(services: Services, operator_id: str) -> None:
+    """Sign the operator out everywhere: sessions issued until now stop working."""
+    async with services.db.write() as conn:
+        await conn.execute(
+            update(_operators)
+            .where(_operators.c.id == operator_id)
+            .values(console_sessions_after=utcnow())
+        )
 
 
 class Signed:
@@ -95,15 +110,18 @@ async def signed_in(request: Request[Any, Any, Any]) -> Signed | None:
     parsed = _read_session(services.box, request.cookies.get(SESSION_COOKIE))
     if parsed is None:
         return None
-    operator_id, nonce = parsed
+    operator_id, nonce, issued_at = parsed
     async with services.db.read() as conn:
         row = (
             await conn.execute(
-                select(_operators.c.id, _operators.c.name).where(
-                    _operators.c.id == operator_id, _operators.c.revoked_at.is_(None)
-                )
+                select(
+                    _operators.c.id, _operators.c.name, _operators.c.console_sessions_after
+                ).where(_operators.c.id == operator_id, _operators.c.revoked_at.is_(None))
             )
         ).first()
     if row is None:
+        return None
+    ended = row.console_sessions_after
+    if ended is not None and issued_at <= as_utc(ended).timestamp():
         return None
     return Signed(OperatorPrincipal(operator_id=row.id, name=row.name), nonce, services.box)

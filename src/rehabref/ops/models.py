@@ -19,3 +19,8 @@ class Operator(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Console sessions issued before this moment are over (set by signing out): a copied
+    # session cookie stops working when its operator signs out anywhere.
+    console_sessions_after: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )

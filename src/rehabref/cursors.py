@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable, Mapping
 
 _VERSION = "c1"
 
@@ -26,3 +27,31 @@ def decode_cursor(cursor: str, id_pattern: re.Pattern[str]) -> str | None:
         return None
     version, _, last_id = text.partition(":")
     return last_id if version == _VERSION and id_pattern.match(last_id) else None
+
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+def page_params(
+    query: Mapping[str, str], decode: Callable[[str], str | None], problems: dict[str, str]
+) -> tuple[int, str | None]:
+    """(limit, last id) from a list's ``limit`` and ``cursor``; problems are added to ``problems``.
+
+    ``limit`` is 1..100 in ASCII digits (at most 10, so no huge-int work), default 20;
+    ``decode`` is the list's own cursor decoder.
+    """
+    limit = DEFAULT_LIMIT
+    raw = query.get("limit")
+    if raw is not None:
+        if raw.isascii() and raw.isdigit() and len(raw) <= 10 and 1 <= int(raw) <= MAX_LIMIT:
+            limit = int(raw)
+        else:
+            problems["limit"] = f"Must be an integer from 1 to {MAX_LIMIT}."
+    last_id = None
+    cursor = query.get("cursor")
+    if cursor:
+        last_id = decode(cursor)
+        if last_id is None:
+            problems["cursor"] = "Not a cursor returned by this API."
+    return limit, last_id

@@ -6,7 +6,6 @@ import asyncio
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get
 from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -22,17 +21,13 @@ from rehabref.errors import ApiError
 from rehabref.matching.models import Physiotherapist
 from rehabref.partners.auth import Principal
 from rehabref.referrals.models import Referral
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
-JSON = "application/json"
 STATUSES = ("scheduled", "in_progress", "completed", "cancelled")
 _sessions = table(CareSession)
 _referrals = table(Referral)
 _physios = table(Physiotherapist)
-
-
-def _json(content: Any) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(content), media_type=JSON)
 
 
 def _bound(raw: str | None, name: str, *, end: bool, problems: dict[str, str]) -> Any:
@@ -109,7 +104,7 @@ async def list_sessions(request: Request[Any, Any, Any]) -> Response[bytes]:
         partner_session_item(row, provider_name=row.provider_name, clinical=clinical)
         for row in rows
     ]
-    return _json({"total_sessions": len(items), "sessions": items})
+    return json_response({"total_sessions": len(items), "sessions": items})
 
 
 def _forbid_v1(principal: Principal) -> None:
@@ -140,7 +135,7 @@ async def outcome_report(request: Request[Any, Any, Any], referral_id: str) -> R
             raise ApiError(404, "not_found", "No referral with this identifier.")
         outcome = await load_outcome(conn, referral)
     url = pdf_url(services.box, base_url=services.settings.base_url, referral_id=referral.id)
-    return _json(report_body(referral, outcome, pdf_url=url))
+    return json_response(report_body(referral, outcome, pdf_url=url))
 
 
 async def _physio_of(conn: AsyncConnection, referral: Row[Any]) -> Row[Any] | None:

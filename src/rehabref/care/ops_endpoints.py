@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get, post
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -23,14 +22,10 @@ from rehabref.errors import ApiError
 from rehabref.ops.auth import authenticate_operator
 from rehabref.referrals.models import Referral
 from rehabref.request_body import json_object, validate
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
-JSON = "application/json"
 _referrals = table(Referral)
-
-
-def _json(content: Any, status: int = 200) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
 
 
 async def _view(conn: AsyncConnection, session_id: str) -> dict[str, Any]:
@@ -63,7 +58,7 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Respons
             location=location,
         )
         view = await _view(conn, session_id)
-    return _json(view, 201)
+    return json_response(view, 201)
 
 
 @get("/api/v1/ops/referrals/{referral_id:str}/sessions")
@@ -79,7 +74,7 @@ async def list_for_referral(request: Request[Any, Any, Any], referral_id: str) -
             )
         ).all()
         data = [await _view(conn, row.id) for row in rows]
-    return _json({"data": data})
+    return json_response({"data": data})
 
 
 @get("/api/v1/ops/sessions/{session_id:str}")
@@ -87,7 +82,7 @@ async def get_one(request: Request[Any, Any, Any], session_id: str) -> Response[
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         view = await _view(conn, session_id)
-    return _json(view)
+    return json_response(view)
 
 
 @post("/api/v1/ops/sessions/{session_id:str}/start", status_code=200)
@@ -104,7 +99,7 @@ async def start(request: Request[Any, Any, Any], session_id: str) -> Response[by
             actor=operator.actor,
         )
         view = await _view(conn, session_id)
-    return _json(view)
+    return json_response(view)
 
 
 @post("/api/v1/ops/sessions/{session_id:str}/complete", status_code=200)
@@ -124,7 +119,7 @@ async def complete(request: Request[Any, Any, Any], session_id: str) -> Response
             actor=operator.actor,
         )
         view = await _view(conn, session_id)
-    return _json(view)
+    return json_response(view)
 
 
 @post("/api/v1/ops/sessions/{session_id:str}/cancel", status_code=200)
@@ -136,7 +131,7 @@ async def cancel(request: Request[Any, Any, Any], session_id: str) -> Response[b
             conn, session_id=session_id, reason=payload.reason, actor=operator.actor
         )
         view = await _view(conn, session_id)
-    return _json(view)
+    return json_response(view)
 
 
 @post("/api/v1/ops/referrals/{referral_id:str}/assessments", status_code=201)
@@ -147,7 +142,7 @@ async def record_assessment(request: Request[Any, Any, Any], referral_id: str) -
         row = await assessments.record_assessment(
             conn, referral_id=referral_id, item=item, actor=operator.actor
         )
-    return _json(assessments.assessment_view(row), 201)
+    return json_response(assessments.assessment_view(row), 201)
 
 
 @get("/api/v1/ops/referrals/{referral_id:str}/assessments")
@@ -156,7 +151,7 @@ async def list_assessments(request: Request[Any, Any, Any], referral_id: str) ->
     async with services_of(request).db.read() as conn:
         await _require_referral(conn, referral_id)
         rows = await assessments.list_assessments(conn, referral_id=referral_id)
-    return _json({"data": [assessments.assessment_view(row) for row in rows]})
+    return json_response({"data": [assessments.assessment_view(row) for row in rows]})
 
 
 ROUTES = [

@@ -10,6 +10,7 @@ from litestar import Request, Response, delete, get, post
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
 from rehabref.events.catalogue import EVENT_TYPES
@@ -18,39 +19,10 @@ from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
 from rehabref.request_body import json_object, validate
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
-JSON = "application/json"
 _ENDPOINT_ID = re.compile(r"^whe_[0-9a-z]{26}$")
-
-
-def json_response(content: Any, status: int = 200) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
-
-
-def page_params(
-    query: Any, id_pattern: re.Pattern[str] | None = None
-) -> tuple[int, str | None, dict[str, str]]:
-    """(limit, before_id, problems) from ``limit`` and ``cursor`` (event ids by default)."""
-    problems: dict[str, str] = {}
-    raw = query.get("limit")
-    limit = 20
-    if raw is not None:
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or not 1 <= int(raw) <= 100:
-            problems["limit"] = "Must be an integer from 1 to 100."
-        else:
-            limit = int(raw)
-    before_id = None
-    cursor = query.get("cursor")
-    if cursor:
-        before_id = (
-            history.decode_cursor(cursor)
-            if id_pattern is None
-            else cursors.decode_cursor(cursor, id_pattern)
-        )
-        if before_id is None:
-            problems["cursor"] = "Not a cursor returned by this API."
-    return limit, before_id, problems
 
 
 def event_type_param(query: Any, problems: dict[str, str]) -> str | None:
@@ -110,7 +82,10 @@ async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[b
 async def list_webhook_endpoints(request: Request[Any, Any, Any]) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
-    limit, before_id, problems = page_params(request.query_params, _ENDPOINT_ID)
+    problems: dict[str, str] = {}
+    limit, before_id = page_params(
+        request.query_params, lambda cursor: cursors.decode_cursor(cursor, _ENDPOINT_ID), problems
+    )
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
     async with services.db.read() as conn:
@@ -145,7 +120,8 @@ async def list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     query = request.query_params
-    limit, before_id, problems = page_params(query)
+    problems: dict[str, str] = {}
+    limit, before_id = page_params(query, history.decode_cursor, problems)
     event_type = event_type_param(query, problems)
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)

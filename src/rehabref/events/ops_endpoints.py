@@ -6,16 +6,12 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
-from rehabref.events.endpoints import (
-    event_type_param,
-    json_response,
-    no_target,
-    not_found,
-    page_params,
-)
+from rehabref.events.endpoints import event_type_param, no_target, not_found
 from rehabref.ops.auth import authenticate_operator
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
 DELIVERY_STATES = ("pending", "succeeded", "failed")
@@ -25,7 +21,8 @@ DELIVERY_STATES = ("pending", "succeeded", "failed")
 async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
-    limit, before_id, problems = page_params(query)
+    problems: dict[str, str] = {}
+    limit, before_id = page_params(query, history.decode_cursor, problems)
     event_type = event_type_param(query, problems)
     environment = query.get("environment")
     if environment is not None and environment not in {"test", "live"}:
@@ -79,7 +76,8 @@ async def ops_redeliver_event(request: Request[Any, Any, Any], event_id: str) ->
 async def ops_list_deliveries(request: Request[Any, Any, Any]) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
-    limit, before_id, problems = page_params(query)
+    problems: dict[str, str] = {}
+    limit, before_id = page_params(query, history.decode_cursor, problems)
     state = query.get("state")
     if state is not None and state not in DELIVERY_STATES:
         problems["state"] = f"Must be one of: {', '.join(DELIVERY_STATES)}."

@@ -29,8 +29,8 @@ from rehabref.idempotency.service import (
     remember,
 )
 from rehabref.partners.auth import Principal
+from rehabref.responses import JSON
 
-JSON = "application/json"
 # Returns the JSON body of the success answer.
 Create = Callable[[AsyncConnection], Awaitable[bytes]]
 

@@ -9,21 +9,18 @@ from litestar import Request, Response, delete, get, post
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
 from rehabref.links import service
 from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.request_body import json_object, validate
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
-JSON = "application/json"
 CREATE_OPERATION = "referral_links.create"
 BASE_PATH = "/api/v1/partners/referral-links"
-
-
-def _json(content: Any, status: int = 200) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
 
 
 def _not_found() -> ApiError:
@@ -68,24 +65,7 @@ async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
     principal = await services.auth.authenticate(request)
     query = request.query_params
     problems: dict[str, str] = {}
-    limit = 20
-    raw_limit = query.get("limit")
-    if raw_limit is not None:
-        if (
-            raw_limit.isascii()
-            and raw_limit.isdigit()
-            and len(raw_limit) <= 10
-            and 1 <= int(raw_limit) <= 100
-        ):
-            limit = int(raw_limit)
-        else:
-            problems["limit"] = "Must be an integer from 1 to 100."
-    before_id = None
-    cursor = query.get("cursor")
-    if cursor:
-        before_id = service.decode_cursor(cursor)
-        if before_id is None:
-            problems["cursor"] = "Not a cursor returned by this API."
+    limit, before_id = page_params(query, service.decode_cursor, problems)
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
     async with services.db.read() as conn:
@@ -97,7 +77,7 @@ async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
             limit=limit,
         )
     base_url = services.settings.base_url
-    return _json(
+    return json_response(
         {
             "data": [service.record(row, base_url) for row in rows],
             "has_more": has_more,
@@ -119,7 +99,7 @@ async def get_link(request: Request[Any, Any, Any], link_id: str) -> Response[by
         )
     if row is None:
         raise _not_found()
-    return _json(service.record(row, services.settings.base_url))
+    return json_response(service.record(row, services.settings.base_url))
 
 
 @delete(f"{BASE_PATH}/{{link_id:str}}", status_code=200)
@@ -135,7 +115,7 @@ async def deactivate_link(request: Request[Any, Any, Any], link_id: str) -> Resp
         )
     if row is None:
         raise _not_found()
-    return _json(service.record(row, services.settings.base_url))
+    return json_response(service.record(row, services.settings.base_url))
 
 
 ROUTES = [create_link, list_links, get_link, deactivate_link]

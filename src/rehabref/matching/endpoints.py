@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get, patch, post
 from sqlalchemy import select
 
 from rehabref.clock import iso, utcnow
+from rehabref.cursors import page_params
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.matching import registry
@@ -20,14 +20,10 @@ from rehabref.matching.service import match_referral
 from rehabref.ops.auth import authenticate_operator
 from rehabref.referrals.models import Referral
 from rehabref.request_body import json_object, validate
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
-JSON = "application/json"
 _referrals = table(Referral)
-
-
-def _json(content: Any, status: int = 200) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
 
 
 def _not_found() -> ApiError:
@@ -40,7 +36,7 @@ async def create_physio(request: Request[Any, Any, Any]) -> Response[bytes]:
     payload = validate(PhysioCreate, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await registry.create_physio(conn, data=payload, now=utcnow())
-    return _json(registry.record(row), 201)
+    return json_response(registry.record(row), 201)
 
 
 @get("/api/v1/ops/physiotherapists")
@@ -48,28 +44,13 @@ async def list_physios(request: Request[Any, Any, Any]) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
     problems: dict[str, str] = {}
-    limit = 20
-    raw_limit = query.get("limit")
-    if raw_limit is not None:
-        if (
-            not (raw_limit.isascii() and raw_limit.isdigit() and len(raw_limit) <= 10)
-            or not 1 <= int(raw_limit) <= 100
-        ):
-            problems["limit"] = "Must be an integer from 1 to 100."
-        else:
-            limit = int(raw_limit)
+    limit, after_id = page_params(query, registry.decode_cursor, problems)
     active: bool | None = None
     raw_active = query.get("active")
     if raw_active is not None:
         if raw_active not in {"true", "false"}:
             problems["active"] = "Must be true or false."
         active = raw_active == "true"
-    after_id = None
-    cursor = query.get("cursor")
-    if cursor:
-        after_id = registry.decode_cursor(cursor)
-        if after_id is None:
-            problems["cursor"] = "Not a cursor returned by this API."
     city = query.get("city")
     if city is not None and not 1 <= len(city.strip()) <= 100:
         problems["city"] = "Must be 1 to 100 characters."
@@ -80,7 +61,7 @@ async def list_physios(request: Request[Any, Any, Any]) -> Response[bytes]:
             conn, city=city, active=active, after_id=after_id, limit=limit
         )
     next_cursor = registry.encode_cursor(rows[-1].id) if has_more and rows else None
-    return _json(
+    return json_response(
         {
             "data": [registry.record(row) for row in rows],
             "has_more": has_more,
@@ -96,7 +77,7 @@ async def get_physio(request: Request[Any, Any, Any], physio_id: str) -> Respons
         row = await registry.get_physio(conn, physio_id=physio_id)
     if row is None:
         raise _not_found()
-    return _json(registry.record(row))
+    return json_response(registry.record(row))
 
 
 @patch("/api/v1/ops/physiotherapists/{physio_id:str}")
@@ -105,7 +86,7 @@ async def update_physio(request: Request[Any, Any, Any], physio_id: str) -> Resp
     payload = validate(PhysioUpdate, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await registry.update_physio(conn, physio_id=physio_id, changes=payload, now=utcnow())
-    return _json(registry.record(row))
+    return json_response(registry.record(row))
 
 
 @post("/api/v1/ops/physiotherapists/{physio_id:str}/deactivate", status_code=200)
@@ -116,7 +97,7 @@ async def deactivate_physio(request: Request[Any, Any, Any], physio_id: str) -> 
         row = await registry.update_physio(
             conn, physio_id=physio_id, changes=PhysioUpdate(active=False), now=utcnow()
         )
-    return _json(registry.record(row))
+    return json_response(registry.record(row))
 
 
 @post("/api/v1/ops/referrals/{referral_id:str}/match", status_code=200)
@@ -130,7 +111,7 @@ async def match(request: Request[Any, Any, Any], referral_id: str) -> Response[b
                 select(_referrals.c.matched_at).where(_referrals.c.id == referral_id)
             )
         ).scalar_one()
-    return _json(
+    return json_response(
         {
             "referral_id": referral_id,
             "matched": physio_id is not None,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Request, Response, get, post
 
 from rehabref.clock import utcnow
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.intake.service import open_assistant_session
 from rehabref.ops import service
@@ -20,31 +20,14 @@ from rehabref.ops.views import intake_view, referral_view, task_view, transition
 from rehabref.referrals.status import STATUSES
 from rehabref.referrals.transitions import AppointmentChange, PaymentChange, transition
 from rehabref.request_body import json_object, validate
+from rehabref.responses import json_response
 from rehabref.services import Services, services_of
 
-JSON = "application/json"
 _LINK_STATUSES = frozenset({"received", "contact_pending"})
 
 
-def _json(content: Any, status: int = 200) -> Response[bytes]:
-    return Response(content=msgspec.json.encode(content), status_code=status, media_type=JSON)
-
-
 def _page(query: Any, problems: dict[str, str]) -> tuple[int, str | None]:
-    raw = query.get("limit")
-    limit = 20
-    if raw is not None:
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or not 1 <= int(raw) <= 100:
-            problems["limit"] = "Must be an integer from 1 to 100."
-        else:
-            limit = int(raw)
-    cursor = query.get("cursor")
-    last_id = None
-    if cursor:
-        last_id = service.decode_cursor(cursor)
-        if last_id is None:
-            problems["cursor"] = "Not a cursor returned by this API."
-    return limit, last_id
+    return page_params(query, service.decode_cursor, problems)
 
 
 def _invalid_query(problems: dict[str, str]) -> None:
@@ -76,7 +59,7 @@ async def move_referral(request: Request[Any, Any, Any], referral_id: str) -> Re
             appointment=appointment,
             payment=payment,
         )
-    return _json(referral_view(row))
+    return json_response(referral_view(row))
 
 
 @get("/api/v1/ops/referrals")
@@ -103,7 +86,7 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
             conn, where=where, before_id=before_id, limit=limit
         )
     next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
-    return _json(
+    return json_response(
         {"data": [referral_view(r) for r in rows], "has_more": has_more, "next_cursor": next_cursor}
     )
 
@@ -117,7 +100,7 @@ async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Res
             raise ApiError(404, "not_found", "No referral with this identifier.")
         moves = await service.history(conn, referral_id)
         intake = await service.latest_intake(conn, referral_id)
-    return _json(
+    return json_response(
         {
             **referral_view(row),
             "intake": intake_view(intake),
@@ -141,7 +124,7 @@ async def list_contact_tasks(request: Request[Any, Any, Any]) -> Response[bytes]
             conn, status=status, after_id=after_id, limit=limit
         )
     next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
-    return _json(
+    return json_response(
         {"data": [task_view(r) for r in rows], "has_more": has_more, "next_cursor": next_cursor}
     )
 
@@ -152,7 +135,7 @@ async def claim_contact_task(request: Request[Any, Any, Any], task_id: str) -> R
     async with services_of(request).db.write() as conn:
         await service.claim_task(conn, task_id=task_id, actor=operator.actor, now=utcnow())
         row = await service.get_task(conn, task_id)
-    return _json(task_view(row))
+    return json_response(task_view(row))
 
 
 @post("/api/v1/ops/contact-tasks/{task_id:str}/complete", status_code=200)
@@ -173,7 +156,7 @@ async def complete_contact_task(request: Request[Any, Any, Any], task_id: str) -
         if payload.outcome == "assistant_link_sent":
             await _send_assistant_link(services, conn, task.referral_id, now)
         row = await service.get_task(conn, task_id)
-    return _json(task_view(row))
+    return json_response(task_view(row))
 
 
 async def _send_assistant_link(services: Services, conn: Any, referral_id: str, now: Any) -> None:

@@ -9,6 +9,7 @@ from litestar import Request, Response, get, post
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
@@ -20,18 +21,10 @@ from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.shape import detect_shape
 from rehabref.referrals.status import STATUSES
 from rehabref.request_body import json_object, validate
+from rehabref.responses import json_response
 from rehabref.services import services_of
 
-JSON = "application/json"
 CREATE_OPERATION = "referrals.create"
-
-
-def _json(
-    content: Any, status: int = 200, headers: dict[str, str] | None = None
-) -> Response[bytes]:
-    return Response(
-        content=msgspec.json.encode(content), status_code=status, media_type=JSON, headers=headers
-    )
 
 
 @post(["/api/v1/partners/referrals", "/v1/partner/referrals"], status_code=201)
@@ -90,8 +83,8 @@ async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Res
         if row is None:
             raise ApiError(404, "not_found", "No referral with this identifier.")
         if row.shape == "g":
-            return _json(await g_record(conn, row, base_url=services.settings.base_url))
-    return _json(v1_record(row, principal))
+            return json_response(await g_record(conn, row, base_url=services.settings.base_url))
+    return json_response(v1_record(row, principal))
 
 
 @get("/api/v1/partners/referrals")
@@ -100,18 +93,12 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
     principal = await services.auth.authenticate(request)
     query = request.query_params
     problems: dict[str, str] = {}
-    limit = _limit(query.get("limit"), problems)
+    limit, before_id = page_params(query, service.decode_cursor, problems)
     status = query.get("status")
     if status is not None and status not in STATUSES:
         problems["status"] = f"Must be one of: {', '.join(STATUSES)}."
     created_from = _timestamp(query.get("created_from"), "created_from", problems)
     created_to = _timestamp(query.get("created_to"), "created_to", problems)
-    cursor = query.get("cursor")
-    before_id = None
-    if cursor:
-        before_id = service.decode_cursor(cursor)
-        if before_id is None:
-            problems["cursor"] = "Not a cursor returned by this API."
     external_ref = query.get("external_ref")
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
@@ -139,16 +126,7 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
             for row in rows
         ]
     next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
-    return _json({"data": data, "has_more": has_more, "next_cursor": next_cursor})
-
-
-def _limit(raw: str | None, problems: dict[str, str]) -> int:
-    if raw is None:
-        return 20
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10) or not 1 <= int(raw) <= 100:
-        problems["limit"] = "Must be an integer from 1 to 100."
-        return 20
-    return int(raw)
+    return json_response({"data": data, "has_more": has_more, "next_cursor": next_cursor})
 
 
 def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:

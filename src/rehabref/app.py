@@ -32,6 +32,7 @@ from rehabref.matching import endpoints as matching_endpoints
 from rehabref.openapi import document as openapi_document
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.partners.auth import Authenticator
+from rehabref.plain_asgi import PlainRouter
 from rehabref.referrals import endpoints as referral_endpoints
 from rehabref.request_context import RequestContextMiddleware
 from rehabref.sandbox import trigger as sandbox_trigger
@@ -74,7 +75,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
     return Litestar(
         route_handlers=[
             *health.ROUTES,
-            *referral_endpoints.ROUTES,
             *intake_pages.ROUTES,
             *tracking_pages.ROUTES,
             *eligibility_endpoints.ROUTES,
@@ -105,11 +105,19 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
 
+# The hottest partner routes, served without Litestar's per-request machinery.
+PLAIN_ROUTES = [*referral_endpoints.ROUTES]
+
+
+def serve_plain_routes(app: Litestar, settings: Settings) -> ASGIApp:
+    return PlainRouter(app, PLAIN_ROUTES, max_body=settings.max_body_bytes)
+
+
 def asgi_app() -> ASGIApp:
     """Factory for uvicorn workers (``--factory``): settings come from the environment."""
     settings = load_settings()
     configure_logging(settings.log_level)
-    app = RequestContextMiddleware(create_app(settings))
+    app = RequestContextMiddleware(serve_plain_routes(create_app(settings), settings))
     # Long-lived start-up objects (routes, models, compiled schemas) need never be scanned
     # again: freezing them and collecting the young generation less often removed most of
     # the garbage-collector pauses behind p99 latency (docs/performance.md).

@@ -13,10 +13,17 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+import asyncpg
 from sqlalchemy import Table, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
+
+from rehabref.fastsql import Connection, RawConnection
+
+
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """Pool release hook: nothing to reset (asyncpg still rolls back an open transaction)."""
 
 
 class Base(DeclarativeBase):
@@ -84,6 +91,10 @@ class Database:
             # Reads are single statements: autocommit saves a BEGIN/COMMIT round trip each.
             self._reader = self._writer.execution_options(isolation_level="AUTOCOMMIT")
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
+        # PostgreSQL: raw asyncpg connections for the hot paths (``fast_read``, ``autocommit``).
+        self._raw_pool: asyncpg.Pool | None = None
+        self._raw_pool_lock = asyncio.Lock()
+        self._raw_pool_size = max(2, pool_size // 2)
 
     @property
     def engine(self) -> AsyncEngine:
@@ -98,6 +109,51 @@ class Database:
         else:
             async with self._writer.begin() as conn:
                 yield conn
+
+    @asynccontextmanager
+    async def autocommit(self) -> AsyncIterator[Connection]:
+        """For a write that is one ``fastsql`` statement (single-statement batches).
+
+        On PostgreSQL a raw autocommit connection: the statement commits on its own, without
+        BEGIN and COMMIT round trips. On SQLite the usual write transaction.
+        """
+        if self.is_sqlite:
+            async with self.write() as conn:
+                yield conn
+        else:
+            async with self._raw() as raw:
+                yield raw
+
+    @asynccontextmanager
+    async def fast_read(self) -> AsyncIterator[Connection]:
+        """For reads made only through ``fastsql``: a raw pooled connection on PostgreSQL."""
+        if self.is_sqlite:
+            async with self.read() as conn:
+                yield conn
+        else:
+            async with self._raw() as raw:
+                yield raw
+
+    @asynccontextmanager
+    async def _raw(self) -> AsyncIterator[RawConnection]:
+        pool = self._raw_pool or await self._open_raw_pool()
+        async with pool.acquire() as driver:
+            yield RawConnection(driver, self._writer.dialect)
+
+    async def _open_raw_pool(self) -> asyncpg.Pool:
+        async with self._raw_pool_lock:
+            if self._raw_pool is None:
+                dialect = self._writer.sync_engine.dialect
+                _, options = dialect.create_connect_args(self._writer.sync_engine.url)
+                self._raw_pool = await asyncpg.create_pool(
+                    **options,
+                    min_size=1,
+                    max_size=self._raw_pool_size,
+                    # Connections come back in autocommit with nothing to undo; asyncpg's
+                    # default reset would cost a round trip on every release.
+                    reset=_keep_session,
+                )
+            return self._raw_pool
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
@@ -115,6 +171,9 @@ class Database:
         return True
 
     async def dispose(self) -> None:
+        if self._raw_pool is not None:
+            await self._raw_pool.close()
+            self._raw_pool = None
         await self._writer.dispose()
         if self._reader is not self._writer:
             await self._reader.dispose()

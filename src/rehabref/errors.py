@@ -14,6 +14,8 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
+from rehabref.api_request import ApiRequest
+
 log = logging.getLogger("rehabref.errors")
 
 _DEFAULT_CODES = {
@@ -64,7 +66,7 @@ class ApiError(Exception):
         super().__init__(self.code)
 
 
-def request_id_of(request: Request[Any, Any, Any]) -> str:
+def request_id_of(request: ApiRequest) -> str:
     return str(request.scope.get("state", {}).get("request_id", ""))
 
 
@@ -74,7 +76,7 @@ def error_body(*, code: str, message: str, fields: dict[str, str], request_id: s
     )
 
 
-def error_response(request: Request[Any, Any, Any], error: ApiError) -> Response[bytes]:
+def error_response(request: ApiRequest, error: ApiError) -> Response[bytes]:
     headers = error.headers
     if error.status == 401 and "WWW-Authenticate" not in headers:
         headers = {**headers, "WWW-Authenticate": 'Bearer realm="rehabref"'}
@@ -106,7 +108,7 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
     return error_response(request, error)
 
 
-def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[bytes]:
+def handle_unexpected(request: ApiRequest, exc: Exception) -> Response[bytes]:
     # The exception type only: messages may carry request data.
     frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f"{frame[0].filename}:{frame[0].lineno}" if frame else "unknown"

@@ -42,6 +42,25 @@ class Record(dict[str, Any]):
             raise AttributeError(name) from None
 
 
+class RawConnection:
+    """A pooled asyncpg connection in autocommit mode, for this module's statements only.
+
+    ``Database.fast_read`` and ``Database.autocommit`` hand these out on PostgreSQL: checking
+    a connection out of SQLAlchemy's pool cost about a tenth of a retrieve's CPU. It has no
+    ``execute``: code that needs SQLAlchemy opens ``Database.read`` or ``Database.write``.
+    """
+
+    __slots__ = ("__weakref__", "dialect", "driver")
+
+    def __init__(self, driver: asyncpg.Connection, dialect: Dialect) -> None:
+        self.driver = driver
+        self.dialect = dialect
+
+
+# What this module's functions run on: a SQLAlchemy connection or a raw pooled one.
+Connection: TypeAlias = AsyncConnection | RawConnection
+
+
 class _Compiled:
     __slots__ = ("constants", "json_columns", "json_params", "names", "sql")
 
@@ -106,8 +125,10 @@ class Statement:
 _adapters: weakref.WeakKeyDictionary[AsyncConnection, Any] = weakref.WeakKeyDictionary()
 
 
-async def _driver(conn: AsyncConnection) -> asyncpg.Connection | None:
+async def _driver(conn: Connection) -> asyncpg.Connection | None:
     """The asyncpg connection inside an open transaction, or None off PostgreSQL."""
+    if isinstance(conn, RawConnection):
+        return conn.driver
     if conn.dialect.driver != "asyncpg":
         return None
     adapter: Any = _adapters.get(conn)
@@ -127,10 +148,11 @@ def _integrity(statement: Statement, exc: asyncpg.PostgresError) -> IntegrityErr
 
 
 async def fetch_one(
-    conn: AsyncConnection, statement: Statement, params: Mapping[str, Any]
+    conn: Connection, statement: Statement, params: Mapping[str, Any]
 ) -> Record | None:
     driver = await _driver(conn)
     if driver is None:
+        assert isinstance(conn, AsyncConnection)
         row = (await conn.execute(statement.statement, dict(params))).first()
         return None if row is None else Record(row._mapping)
     await _flush_before(conn, driver, statement)
@@ -140,10 +162,11 @@ async def fetch_one(
 
 
 async def fetch_all(
-    conn: AsyncConnection, statement: Statement, params: Mapping[str, Any]
+    conn: Connection, statement: Statement, params: Mapping[str, Any]
 ) -> list[Record]:
     driver = await _driver(conn)
     if driver is None:
+        assert isinstance(conn, AsyncConnection)
         result = await conn.execute(statement.statement, dict(params))
         return [Record(row._mapping) for row in result]
     await _flush_before(conn, driver, statement)
@@ -154,9 +177,10 @@ async def fetch_all(
     ]
 
 
-async def execute(conn: AsyncConnection, statement: Statement, params: Mapping[str, Any]) -> None:
+async def execute(conn: Connection, statement: Statement, params: Mapping[str, Any]) -> None:
     driver = await _driver(conn)
     if driver is None:
+        assert isinstance(conn, AsyncConnection)
         await conn.execute(statement.statement, dict(params))
         return
     compiled = statement.compiled(conn.dialect, sorted(params))
@@ -164,6 +188,7 @@ async def execute(conn: AsyncConnection, statement: Statement, params: Mapping[s
     if batch is not None and statement.is_insert:
         batch.add(statement, compiled.sql, compiled.arguments(params))
         return
+    _refuse_in_single_statement(batch, statement)
     await _flush_before(conn, driver, statement)
     try:
         await driver.execute(compiled.sql, *compiled.arguments(params))
@@ -172,7 +197,7 @@ async def execute(conn: AsyncConnection, statement: Statement, params: Mapping[s
 
 
 async def execute_many(
-    conn: AsyncConnection, statement: Statement, rows: Iterable[Mapping[str, Any]]
+    conn: Connection, statement: Statement, rows: Iterable[Mapping[str, Any]]
 ) -> None:
     """Insert many rows of the same keys (one round trip on PostgreSQL)."""
     rows = list(rows)
@@ -180,6 +205,7 @@ async def execute_many(
         return
     driver = await _driver(conn)
     if driver is None:
+        assert isinstance(conn, AsyncConnection)
         await conn.execute(statement.statement, [dict(row) for row in rows])
         return
     compiled = statement.compiled(conn.dialect, sorted(rows[0]))
@@ -188,6 +214,7 @@ async def execute_many(
         for row in rows:
             batch.add(statement, compiled.sql, compiled.arguments(row))
         return
+    _refuse_in_single_statement(batch, statement)
     await _flush_before(conn, driver, statement)
     try:
         await driver.executemany(compiled.sql, [compiled.arguments(row) for row in rows])
@@ -202,7 +229,8 @@ _PLACEHOLDER = re.compile(r"\$(\d+)")
 class _Batch:
     """INSERTs queued on one connection, sent as one statement of data-modifying CTEs."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, single_statement: bool) -> None:
+        self.single_statement = single_statement
         self.parts: list[tuple[str, list[Any]]] = []
         self.tables: set[str] = set()
         self.statements: list[Statement] = []
@@ -233,11 +261,13 @@ class _Batch:
         return f"WITH {ctes} {texts[-1]}", arguments
 
 
-_batches: weakref.WeakKeyDictionary[AsyncConnection, _Batch] = weakref.WeakKeyDictionary()
+_batches: weakref.WeakKeyDictionary[Connection, _Batch] = weakref.WeakKeyDictionary()
 
 
 @asynccontextmanager
-async def batched_inserts(conn: AsyncConnection) -> AsyncIterator[None]:
+async def batched_inserts(
+    conn: Connection, *, single_statement: bool = False
+) -> AsyncIterator[None]:
     """Inside the block, INSERTs made through this module reach PostgreSQL as one statement.
 
     A create writes five tables; sending them together saves four round trips. The batch is
@@ -245,20 +275,33 @@ async def batched_inserts(conn: AsyncConnection) -> AsyncIterator[None]:
     the end of the block. Constraint violations surface then, as ``IntegrityError``.
     Code inside the block must use this module (not ``conn.execute``) for statements that
     depend on the queued rows. Off PostgreSQL statements run at once, as usual.
+
+    ``single_statement``: ``conn`` is an autocommit connection (``Database.autocommit``) and
+    the block's writes are exactly the one statement sent at its end, atomic on its own, so
+    no BEGIN and COMMIT round trips are needed. Reads of other tables may run in the block;
+    a write that cannot be queued, or a read that would need the queue sent first, raises
+    ``SingleStatementViolation`` (a programming error: such work needs ``Database.write``).
     """
     if conn.dialect.driver != "asyncpg" or conn in _batches:
         yield
         return
-    _batches[conn] = _Batch()
+    _batches[conn] = _Batch(single_statement=single_statement)
     try:
         yield
-        await flush(conn)
+        await _send(conn)
     finally:
         _batches.pop(conn, None)
 
 
-async def flush(conn: AsyncConnection) -> None:
+async def flush(conn: Connection) -> None:
     """Send the queued INSERTs of this connection now (a no-op when none are queued)."""
+    batch = _batches.get(conn)
+    if batch is not None and batch.single_statement and batch.parts:
+        raise SingleStatementViolation("flush() inside a single-statement batch")
+    await _send(conn)
+
+
+async def _send(conn: Connection) -> None:
     batch = _batches.get(conn)
     if batch is None or not batch.parts:
         return
@@ -275,7 +318,20 @@ async def flush(conn: AsyncConnection) -> None:
         raise _integrity(statements[0], exc) from exc
 
 
-async def _flush_before(conn: AsyncConnection, driver: Any, statement: Statement) -> None:
+async def _flush_before(conn: Connection, driver: Any, statement: Statement) -> None:
     batch = _batches.get(conn)
     if batch is not None and batch.parts and batch.tables & statement.tables:
+        if batch.single_statement:
+            raise SingleStatementViolation(
+                f"{statement.statement} reads rows still queued in a single-statement batch"
+            )
         await flush(conn)
+
+
+class SingleStatementViolation(RuntimeError):
+    """Work inside ``batched_inserts(single_statement=True)`` that one statement cannot do."""
+
+
+def _refuse_in_single_statement(batch: _Batch | None, statement: Statement) -> None:
+    if batch is not None and batch.single_statement:
+        raise SingleStatementViolation(f"{statement.statement} is not an INSERT")

@@ -103,9 +103,80 @@ class JsonFormatter(logging.Formatter):
         return redact(msgspec.json.encode(entry).decode())
 
 
+class AccessLog:
+    """The one line per request, written straight to the log handler's stream.
+
+    The same JSON shape as every other line, at a fraction of the logging machinery's
+    per-record cost (it was a tenth of a retrieve's CPU). Every field is the service's own
+    except a partner's X-Request-ID, so that is the only value redacted. Before
+    ``configure_logging`` (embedded uses, tests) lines go through the logger as usual.
+    """
+
+    def __init__(self) -> None:
+        self.logger = logging.getLogger("rehabref.access")
+        self.handler: logging.StreamHandler[Any] | None = None
+        self._second = -1
+        self._stamp = ""
+
+    def write(
+        self,
+        *,
+        request_id: str,
+        partner_supplied_id: bool,
+        partner_id: str | None,
+        method: str | None,
+        route: str,
+        status: int,
+        latency_ms: float,
+    ) -> None:
+        if not self.logger.isEnabledFor(logging.INFO):
+            return
+        handler = self.handler
+        if handler is None:
+            self.logger.info(
+                "request",
+                extra={
+                    "method": method,
+                    "route": route,
+                    "status": status,
+                    "latency_ms": latency_ms,
+                    "partner_id": partner_id,
+                },
+            )
+            return
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        entry = {
+            "ts": f"{self._stamp}.{int((now - second) * 1000):03d}Z",
+            "level": "info",
+            "logger": "rehabref.access",
+            "msg": "request",
+            "request_id": redact(request_id) if partner_supplied_id else request_id,
+            "partner_id": partner_id,
+            "method": method,
+            "route": route,
+            "status": status,
+            "latency_ms": latency_ms,
+        }
+        line = msgspec.json.encode(entry).decode() + "\n"
+        handler.acquire()
+        try:
+            handler.stream.write(line)
+            handler.flush()
+        finally:
+            handler.release()
+
+
+access_log = AccessLog()
+
+
 def configure_logging(level: str = "INFO") -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
+    access_log.handler = handler
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import msgspec
-from litestar import Request
 from pydantic import BaseModel, ValidationError
 
+from rehabref.api_request import ApiRequest
 from rehabref.errors import ApiError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -23,7 +23,7 @@ _MESSAGES = {
 }
 
 
-async def json_object(request: Request[Any, Any, Any]) -> dict[str, Any]:
+async def json_object(request: ApiRequest) -> dict[str, Any]:
     content_type = request.headers.get("content-type", "")
     if content_type.split(";", 1)[0].strip().lower() != "application/json":
         raise ApiError(

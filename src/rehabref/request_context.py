@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import logging
 import re
 import secrets
 import time
@@ -21,9 +20,7 @@ from litestar.types import (
 )
 
 from rehabref.errors import error_body
-from rehabref.logging import partner_id_var, request_id_var
-
-access_log = logging.getLogger("rehabref.access")
+from rehabref.logging import access_log, partner_id_var, request_id_var
 
 # A partner's trace id is echoed only if it is short and plain; otherwise we make our own.
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
@@ -37,7 +34,8 @@ class RequestContextMiddleware:
         if scope["type"] != ScopeType.HTTP:
             await self.app(scope, receive, send)
             return
-        request_id = _incoming_request_id(scope) or _next_request_id()
+        incoming_id = _incoming_request_id(scope)
+        request_id = incoming_id or _next_request_id()
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         request_token = request_id_var.set(request_id)
@@ -68,16 +66,15 @@ class RequestContextMiddleware:
             else:
                 await self.app(scope, receive, send_with_id)
         finally:
-            access_log.info(
-                "request",
-                extra={
-                    "method": scope.get("method"),
-                    # The route template, never the raw path: paths can carry patient tokens.
-                    "route": scope.get("path_template") or "unmatched",
-                    "status": status_holder[0],
-                    "latency_ms": round((time.perf_counter() - started) * 1000, 2),
-                    "partner_id": state.get("partner_id"),
-                },
+            access_log.write(
+                request_id=request_id,
+                partner_supplied_id=incoming_id is not None,
+                partner_id=state.get("partner_id"),
+                method=scope.get("method"),
+                # The route template, never the raw path: paths can carry patient tokens.
+                route=scope.get("path_template") or "unmatched",
+                status=status_holder[0],
+                latency_ms=round((time.perf_counter() - started) * 1000, 2),
             )
             request_id_var.reset(request_token)
             partner_id_var.reset(partner_token)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from litestar import Request
-
+from rehabref.api_request import ApiRequest
 from rehabref.config import Settings
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox
@@ -23,6 +22,6 @@ class Services:
     messaging: MessagingAdapter = field(default_factory=SandboxMessaging)
 
 
-def services_of(request: Request) -> Services:  # type: ignore[type-arg]
+def services_of(request: ApiRequest) -> Services:
     services: Services = request.app.state.services
     return services

@@ -18,7 +18,7 @@ from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.catalogue import EVENT_TYPES, within_boundary
 from rehabref.events.models import Delivery, Event, WebhookEndpoint
-from rehabref.fastsql import Statement, execute_many, fetch_all, fetch_one
+from rehabref.fastsql import Connection, Statement, execute_many, fetch_all, fetch_one
 from rehabref.ids import new_id
 from rehabref.partners.models import Partner
 
@@ -59,7 +59,7 @@ def envelope(*, event_id: str, event_type: str, occurred_at: datetime, data: dic
 
 
 async def record_events(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     partner_id: str,
     environment: str,

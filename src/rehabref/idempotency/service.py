@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.fastsql import Statement, execute, fetch_one
+from rehabref.fastsql import Connection, Statement, execute, fetch_one
 from rehabref.idempotency.models import IdempotencyRecord
 
 _records = table(IdempotencyRecord)
@@ -148,7 +148,7 @@ def key_reused() -> ApiError:
 
 
 async def remember(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     partner_id: str,
     environment: str,
@@ -191,6 +191,21 @@ async def read_committed(
     if row is None:
         return None
     return row.fingerprint, StoredResponse(row.response_status, bytes(row.response_body))
+
+
+async def forget_expired(
+    conn: AsyncConnection, *, partner_id: str, environment: str, key: str
+) -> bool:
+    """Delete this key's record if it has expired; True when one was deleted."""
+    result = await conn.execute(
+        delete(_records).where(
+            _records.c.partner_id == partner_id,
+            _records.c.environment == environment,
+            _records.c.key == key,
+            _records.c.expires_at <= utcnow(),
+        )
+    )
+    return bool(result.rowcount)
 
 
 async def purge_expired(conn: AsyncConnection) -> int:

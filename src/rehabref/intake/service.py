@@ -20,7 +20,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.payloads import referral_base
-from rehabref.fastsql import Statement, execute
+from rehabref.fastsql import Connection, Statement, execute
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.models import AssistantSession, ContactTask
@@ -67,7 +67,7 @@ def read_assistant_token(box: SecretBox, token: str) -> tuple[str, bool] | None:
 
 
 async def open_assistant_session(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     box: SecretBox,
     referral_id: str,
@@ -95,7 +95,7 @@ async def open_assistant_session(
 
 
 async def open_contact_task(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     referral_id: str,
     partner_id: str,

@@ -6,15 +6,14 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from limits import parse
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import FixedWindowRateLimiter
 from limits.errors import StorageError
-from litestar import Request
 from sqlalchemy import select
 
+from rehabref.api_request import ApiRequest
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
 from rehabref.logging import partner_id_var
@@ -119,9 +118,7 @@ class Authenticator:
     def forget(self) -> None:
         self._cache.clear()
 
-    async def authenticate(
-        self, request: Request[Any, Any, Any], *, secret_only: bool = True
-    ) -> Principal:
+    async def authenticate(self, request: ApiRequest, *, secret_only: bool = True) -> Principal:
         header = request.headers.get("authorization", "")
         scheme, _, key = header.partition(" ")
         key = key.strip()
@@ -139,7 +136,7 @@ class Authenticator:
             )
         return principal
 
-    async def _check_rate(self, request: Request[Any, Any, Any], key_id: str) -> None:
+    async def _check_rate(self, request: ApiRequest, key_id: str) -> None:
         try:
             allowed = await self._limiter.hit(self._limit, key_id)
             stats = await self._limiter.get_window_stats(self._limit, key_id)

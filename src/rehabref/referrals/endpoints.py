@@ -1,18 +1,24 @@
-"""Partner referral API: create (both paths), retrieve, and query."""
+"""Partner referral API: create (both paths), retrieve, and query.
+
+The hottest routes of the service: served as plain ASGI (``rehabref.plain_asgi``), not by
+Litestar; ``ROUTES`` lists them for the router and the documentation check.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, get, post
-from sqlalchemy.ext.asyncio import AsyncConnection
+from litestar import Response
 
 from rehabref import fields
+from rehabref.api_request import ApiRequest
 from rehabref.cursors import page_params
 from rehabref.errors import ApiError
+from rehabref.fastsql import Connection
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
+from rehabref.plain_asgi import PlainRoute
 from rehabref.referrals import service, service_g
 from rehabref.referrals.endpoints_g import create_referral_g
 from rehabref.referrals.records import v1_record
@@ -22,13 +28,13 @@ from rehabref.referrals.shape import detect_shape
 from rehabref.referrals.status import STATUSES
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
+from rehabref.sandbox import scenarios
 from rehabref.services import services_of
 
 CREATE_OPERATION = "referrals.create"
 
 
-@post(["/api/v1/partners/referrals", "/v1/partner/referrals"], status_code=201)
-async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def create_referral(request: ApiRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     body = await json_object(request)
@@ -44,7 +50,9 @@ async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
         assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
     )
 
-    async def create(conn: AsyncConnection) -> bytes:
+    runs_scenario = scenarios.runs_scenario(principal.environment, payload.patient.phone)
+
+    async def create(conn: Connection) -> bytes:
         # A duplicate external_ref fails on the unique index (the conflict below); checking
         # first would cost a round trip on every create.
         created = await service.create_v1(conn, principal=principal, request=payload, intake=intake)
@@ -60,6 +68,9 @@ async def create_referral(request: Request[Any, Any, Any]) -> Response[bytes]:
         create=create,
         conflict=lambda: _duplicate(payload.external_ref),
         batch_inserts=True,
+        # A sandbox scenario reads back and updates what the create wrote, which needs a
+        # transaction; every other create is inserts only and goes as one statement.
+        one_statement_create=None if runs_scenario else create,
     )
 
 
@@ -73,22 +84,26 @@ def _duplicate(external_ref: str) -> ApiError:
     )
 
 
-@get("/api/v1/partners/referrals/{referral_id:str}")
-async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def get_referral(request: ApiRequest, referral_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
-    async with services.db.read() as conn:
-        # Shape G: the key may be the referral id, the tracking code or the partner_reference.
-        row = await service_g.resolve(conn, principal=principal, key=referral_id)
-        if row is None:
-            raise ApiError(404, "not_found", "No referral with this identifier.")
-        if row.shape == "g":
-            return json_response(await g_record(conn, row, base_url=services.settings.base_url))
+    row = None
+    if service_g.is_referral_id(referral_id):
+        # The common case: one indexed read on a raw connection.
+        async with services.db.fast_read() as fast:
+            row = await service.get_referral(fast, principal=principal, referral_id=referral_id)
+    if row is None or row.shape == "g":
+        async with services.db.read() as conn:
+            # Shape G: the key may also be the tracking code or the partner_reference.
+            row = row or await service_g.resolve(conn, principal=principal, key=referral_id)
+            if row is None:
+                raise ApiError(404, "not_found", "No referral with this identifier.")
+            if row.shape == "g":
+                return json_response(await g_record(conn, row, base_url=services.settings.base_url))
     return json_response(v1_record(row, principal))
 
 
-@get("/api/v1/partners/referrals")
-async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_referrals(request: ApiRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     query = request.query_params
@@ -102,15 +117,15 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
     external_ref = query.get("external_ref")
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
-    async with services.db.read() as conn:
+    async with services.db.fast_read() as fast:
         if external_ref is not None:
             row = await service.find_by_external_ref(
-                conn, principal=principal, external_ref=external_ref
+                fast, principal=principal, external_ref=external_ref
             )
             rows, has_more = ([row] if row is not None else []), False
         else:
             rows, has_more = await service.list_referrals(
-                conn,
+                fast,
                 principal=principal,
                 status=status,
                 created_from=created_from,
@@ -118,13 +133,17 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
                 before_id=before_id,
                 limit=limit,
             )
-        # Each referral in the shape it was created in (Shape G rows as the 2.4 record).
-        data = [
-            await g_record(conn, row, base_url=services.settings.base_url)
-            if row.shape == "g"
-            else v1_record(row, principal)
-            for row in rows
-        ]
+    # Each referral in the shape it was created in (Shape G rows as the 2.4 record).
+    if any(row.shape == "g" for row in rows):
+        async with services.db.read() as conn:
+            data = [
+                await g_record(conn, row, base_url=services.settings.base_url)
+                if row.shape == "g"
+                else v1_record(row, principal)
+                for row in rows
+            ]
+    else:
+        data = [v1_record(row, principal) for row in rows]
     next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
     return json_response({"data": data, "has_more": has_more, "next_cursor": next_cursor})
 
@@ -139,4 +158,10 @@ def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:
         return None
 
 
-ROUTES = [create_referral, get_referral, list_referrals]
+REFERRALS = "/api/v1/partners/referrals"
+ROUTES = [
+    PlainRoute("POST", REFERRALS, create_referral),
+    PlainRoute("POST", "/v1/partner/referrals", create_referral),
+    PlainRoute("GET", REFERRALS, list_referrals),
+    PlainRoute("GET", REFERRALS + "/{referral_id}", get_referral),
+]

@@ -8,13 +8,20 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, insert, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.outbox import NewEvent, record_events
-from rehabref.fastsql import Record, Statement, execute, execute_many, fetch_all, fetch_one
+from rehabref.fastsql import (
+    Connection,
+    Record,
+    Statement,
+    execute,
+    execute_many,
+    fetch_all,
+    fetch_one,
+)
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import open_assistant_session, open_contact_task
@@ -44,7 +51,7 @@ def actor_of(principal: Principal) -> str:
 
 
 async def create_v1(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     principal: Principal,
     request: ReferralCreateV1,
@@ -186,13 +193,13 @@ def _scope(principal: Principal) -> dict[str, Any]:
 
 
 async def get_referral(
-    conn: AsyncConnection, *, principal: Principal, referral_id: str
+    conn: Connection, *, principal: Principal, referral_id: str
 ) -> Record | None:
     return await fetch_one(conn, _BY_ID, {**_scope(principal), "id": referral_id})
 
 
 async def find_by_external_ref(
-    conn: AsyncConnection, *, principal: Principal, external_ref: str
+    conn: Connection, *, principal: Principal, external_ref: str
 ) -> Record | None:
     return await fetch_one(
         conn, _BY_EXTERNAL_REF, {**_scope(principal), "external_ref": external_ref}
@@ -230,7 +237,7 @@ def _list_statement(filters: tuple[bool, bool, bool, bool]) -> Statement:
 
 
 async def list_referrals(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     principal: Principal,
     status: str | None,

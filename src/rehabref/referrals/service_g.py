@@ -282,6 +282,10 @@ async def create_g(
     }
 
 
+def is_referral_id(key: str) -> bool:
+    return bool(_REFERRAL_ID.match(key))
+
+
 async def resolve(conn: AsyncConnection, *, principal: Principal, key: str) -> RowLike | None:
     """One referral by internal id, tracking code or partner_reference, in that order."""
     if not key or len(key) > 255:

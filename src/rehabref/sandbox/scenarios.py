@@ -23,7 +23,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.models import Delivery, Event
 from rehabref.events.worker import register_periodic
-from rehabref.fastsql import flush
+from rehabref.fastsql import Connection, flush
 from rehabref.intake.models import AssistantSession, ContactTask
 from rehabref.referrals.models import Referral
 from rehabref.sandbox.jobs import NotReady, enqueue, handler, run_due_jobs
@@ -80,8 +80,13 @@ async def schedule(
     ]
 
 
+def runs_scenario(environment: str, phone: str | None) -> bool:
+    """Whether a referral created now starts a sandbox scenario (test keys, test phones)."""
+    return environment == "test" and scenario_for(phone) is not None
+
+
 async def begin(
-    conn: AsyncConnection,
+    conn: Connection,
     *,
     referral_id: str,
     environment: str,
@@ -94,9 +99,11 @@ async def begin(
     schedules the scenario's jobs and, for scenario 5, marks the deliveries written so far
     with one simulated failure. Returns the scenario number, or None.
     """
-    scenario = scenario_for(phone) if environment == "test" else None
-    if scenario is None:
+    if not runs_scenario(environment, phone):
         return None
+    scenario = scenario_for(phone)
+    # Scenario creates run in a transaction (``runs_scenario`` keeps them off raw connections).
+    assert scenario is not None and isinstance(conn, AsyncConnection)
     # The creating transaction's rows may still be queued (fastsql.batched_inserts).
     await flush(conn)
     await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)

@@ -10,6 +10,8 @@ from sqlalchemy.exc import IntegrityError
 
 from rehabref.db import Database, table
 from rehabref.fastsql import (
+    RawConnection,
+    SingleStatementViolation,
     Statement,
     batched_inserts,
     execute,
@@ -114,3 +116,62 @@ async def test_flush_sends_the_queue_early_and_is_idempotent(db):
     async with db.read() as conn:
         rows = await fetch_all(conn, PARTNER, {"id": row["id"]})
     assert [found.name for found in rows] == ["Flushed"]
+
+
+async def test_a_single_statement_batch_commits_every_row_at_once(db):
+    rows = [partner_row(f"Single {n}") for n in range(2)]
+    name = f"single-{new_id('x')}"
+    async with db.autocommit() as conn, batched_inserts(conn, single_statement=True):
+        await execute_many(conn, INSERT_PARTNER, rows)
+        # Reads of tables with nothing queued may run in between.
+        assert await fetch_one(conn, SETTING, {"name": "no-such-setting"}) is None
+        await execute(conn, INSERT_SETTING, {"name": name, "value": "v"})
+    async with db.fast_read() as conn:
+        for row in rows:
+            assert await fetch_one(conn, PARTNER, {"id": row["id"]}) is not None
+        assert await fetch_one(conn, SETTING, {"name": name}) is not None
+
+
+async def test_a_failing_single_statement_batch_leaves_nothing(db):
+    first = partner_row("Atomic")
+    duplicate = {**partner_row("Atomic Twin"), "id": first["id"]}
+    name = f"atomic-{new_id('x')}"
+    with pytest.raises(IntegrityError):
+        async with db.autocommit() as conn, batched_inserts(conn, single_statement=True):
+            await execute(conn, INSERT_SETTING, {"name": name, "value": "v"})
+            await execute_many(conn, INSERT_PARTNER, [first, duplicate])
+    async with db.read() as conn:
+        assert await fetch_one(conn, PARTNER, {"id": first["id"]}) is None
+        assert await fetch_one(conn, SETTING, {"name": name}) is None
+
+
+async def test_work_one_statement_cannot_do_is_refused_before_anything_is_sent(db, backend):
+    if backend != "postgres":
+        pytest.skip("SQLite runs the block as an ordinary transaction")
+    row = partner_row("Refused")
+    update = Statement(
+        settings.update().where(settings.c.name == bindparam("match")).values(value="x")
+    )
+    attempts = [
+        lambda conn: flush(conn),  # an early send
+        lambda conn: fetch_one(conn, PARTNER, {"id": row["id"]}),  # a read of a queued table
+        lambda conn: execute(conn, update, {"match": "nothing"}),  # not an INSERT
+    ]
+    for attempt in attempts:
+        with pytest.raises(SingleStatementViolation):
+            async with db.autocommit() as conn, batched_inserts(conn, single_statement=True):
+                await execute(conn, INSERT_PARTNER, row)
+                await attempt(conn)
+    async with db.read() as conn:
+        assert await fetch_one(conn, PARTNER, {"id": row["id"]}) is None
+
+
+async def test_raw_connections_run_reads_without_sqlalchemy(db, backend):
+    row = partner_row("Raw Read")
+    async with db.write() as conn:
+        await execute(conn, INSERT_PARTNER, row)
+    async with db.fast_read() as conn:
+        if backend == "postgres":
+            assert isinstance(conn, RawConnection)
+        found = await fetch_one(conn, PARTNER, {"id": row["id"]})
+    assert found is not None and found.show_payments is True

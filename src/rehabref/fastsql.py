@@ -293,6 +293,11 @@ async def batched_inserts(
         _batches.pop(conn, None)
 
 
+def batching(conn: Connection) -> bool:
+    """Whether INSERTs on ``conn`` are being queued (PostgreSQL, inside ``batched_inserts``)."""
+    return conn in _batches
+
+
 async def flush(conn: Connection) -> None:
     """Send the queued INSERTs of this connection now (a no-op when none are queued)."""
     batch = _batches.get(conn)

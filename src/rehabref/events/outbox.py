@@ -11,14 +11,36 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    String,
+    bindparam,
+    case,
+    cast,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import ids
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.catalogue import EVENT_TYPES, within_boundary
 from rehabref.events.models import Delivery, Event, WebhookEndpoint
-from rehabref.fastsql import Connection, Statement, execute_many, fetch_all, fetch_one
+from rehabref.fastsql import (
+    Connection,
+    Statement,
+    batching,
+    execute,
+    execute_many,
+    fetch_all,
+    fetch_one,
+)
 from rehabref.ids import new_id
 from rehabref.partners.models import Partner
 
@@ -36,6 +58,67 @@ _ACTIVE_ENDPOINTS = Statement(
 )
 _INSERT_EVENTS = Statement(insert(_events))
 _INSERT_DELIVERIES = Statement(insert(_deliveries))
+
+
+def _fan_out_statement() -> Statement:
+    """PostgreSQL: one pending delivery per subscribed endpoint of an event, chosen and
+    numbered in SQL, so a batched create needs no round trip to read the endpoints first.
+
+    Delivery ids are ``stem + two characters`` of an ``ids.new_id_block`` stem.
+    """
+    enabled = cast(_endpoints.c.enabled_events, JSONB)
+    every_event = or_(
+        _endpoints.c.enabled_events.is_(None),
+        case((func.jsonb_typeof(enabled) == "array", func.jsonb_array_length(enabled)), else_=0)
+        == 0,
+    )
+    subscribed = (
+        select(
+            _endpoints.c.id,
+            _endpoints.c.url,
+            (cast(func.row_number().over(order_by=_endpoints.c.id), Integer) - 1).label("n"),
+        )
+        .where(
+            _endpoints.c.partner_id == bindparam("partner_id"),
+            _endpoints.c.environment == bindparam("environment"),
+            _endpoints.c.active.is_(True),
+            or_(every_event, enabled.has_key(bindparam("event_type", type_=String))),
+        )
+        .subquery()
+    )
+
+    def id_char(position: ColumnElement[int]) -> ColumnElement[str]:
+        return func.substr(ids.ALPHABET, position + 1, 1)
+
+    when = bindparam("when", type_=_deliveries.c.created_at.type)
+    rows = select(
+        bindparam("id_stem", type_=String)
+        + id_char(subscribed.c.n // 32)
+        + id_char(subscribed.c.n % 32),
+        bindparam("event_id", type_=String),
+        subscribed.c.id,
+        subscribed.c.url,
+        literal("pending"),
+        literal(0),
+        when,
+        bindparam("simulated_failures", type_=Integer),
+        when,
+    ).select_from(subscribed)
+    columns = [
+        "id",
+        "event_id",
+        "endpoint_id",
+        "target_url",
+        "state",
+        "attempt_count",
+        "next_attempt_at",
+        "simulated_failures",
+        "created_at",
+    ]
+    return Statement(insert(_deliveries).from_select(columns, rows))
+
+
+_FAN_OUT = _fan_out_statement()
 
 
 @dataclass(frozen=True)
@@ -78,12 +161,19 @@ async def record_events(
     if contract is None:
         found = await fetch_one(conn, _CONTRACT, {"partner_id": partner_id})
         contract = found.contract if found is not None else "v1"
-    endpoints = [
-        (row.id, row.url, row.enabled_events)
-        for row in await fetch_all(
-            conn, _ACTIVE_ENDPOINTS, {"partner_id": partner_id, "environment": environment}
-        )
-    ]
+    # Batched on PostgreSQL: the endpoints are chosen inside the batch's one statement.
+    in_sql = batching(conn)
+    endpoints = (
+        []
+        if in_sql
+        else [
+            (row.id, row.url, row.enabled_events)
+            for row in await fetch_all(
+                conn, _ACTIVE_ENDPOINTS, {"partner_id": partner_id, "environment": environment}
+            )
+        ]
+    )
+    fan_outs: list[dict[str, Any]] = []
     event_rows: list[dict[str, Any]] = []
     delivery_rows: list[dict[str, Any]] = []
     now = utcnow()
@@ -111,12 +201,26 @@ async def record_events(
             if not item.only_extra_targets and (not enabled or item.event_type in enabled)
         ]
         targets.extend((None, url) for url in item.extra_targets)
+        if in_sql and not item.only_extra_targets:
+            fan_outs.append(
+                {
+                    "partner_id": partner_id,
+                    "environment": environment,
+                    "event_type": item.event_type,
+                    "id_stem": ids.new_id_block("dlv"),
+                    "event_id": event_id,
+                    "when": when,
+                    "simulated_failures": item.simulated_failures,
+                }
+            )
         delivery_rows.extend(
             delivery_row(event_id, endpoint_id, url, when, item.simulated_failures)
             for endpoint_id, url in targets
         )
     await execute_many(conn, _INSERT_EVENTS, event_rows)
     await execute_many(conn, _INSERT_DELIVERIES, delivery_rows)
+    for fan_out in fan_outs:
+        await execute(conn, _FAN_OUT, fan_out)
     return [row["id"] for row in event_rows]
 
 

@@ -249,16 +249,33 @@ class _Batch:
             return None
         if len(parts) == 1:
             return parts[0]
-        texts: list[str] = []
         arguments: list[Any] = []
-        for sql, values in parts:
-            offset = len(arguments)
-            texts.append(
-                _PLACEHOLDER.sub(lambda m, o=offset: f"${int(m.group(1)) + o}", sql)  # type: ignore[misc]
-            )
+        for _, values in parts:
             arguments.extend(values)
-        ctes = ", ".join(f"b{n} AS ({text})" for n, text in enumerate(texts[:-1]))
-        return f"WITH {ctes} {texts[-1]}", arguments
+        shape = tuple((sql, len(values)) for sql, values in parts)
+        combined = _combined.get(shape)
+        if combined is None:
+            if len(_combined) >= 1000:
+                _combined.clear()
+            combined = _combined[shape] = _combine(shape)
+        return combined, arguments
+
+
+# (statement text, argument count) of each queued part -> the combined text. A request path
+# queues the same shapes every time, and renumbering placeholders was a twentieth of a create.
+_combined: dict[tuple[tuple[str, int], ...], str] = {}
+
+
+def _combine(shape: tuple[tuple[str, int], ...]) -> str:
+    texts: list[str] = []
+    offset = 0
+    for sql, count in shape:
+        texts.append(
+            _PLACEHOLDER.sub(lambda m, o=offset: f"${int(m.group(1)) + o}", sql)  # type: ignore[misc]
+        )
+        offset += count
+    ctes = ", ".join(f"b{n} AS ({text})" for n, text in enumerate(texts[:-1]))
+    return f"WITH {ctes} {texts[-1]}"
 
 
 _batches: weakref.WeakKeyDictionary[Connection, _Batch] = weakref.WeakKeyDictionary()

@@ -65,7 +65,8 @@ class SecretBox:
         self._fernet = Fernet(base64.urlsafe_b64encode(sealing_key))
 
     def sign(self, message: str) -> str:
-        digest = hmac.new(self._signing_key, message.encode(), hashlib.sha256).digest()
+        # One-shot HMAC (in C): several times cheaper than building an hmac object.
+        digest = hmac.digest(self._signing_key, message.encode(), "sha256")
         return base64.urlsafe_b64encode(digest[:24]).decode().rstrip("=")
 
     def verify(self, message: str, signature: str) -> bool:

@@ -20,7 +20,7 @@ from sqlalchemy import (
     cast,
     func,
     insert,
-    literal,
+    literal_column,
     or_,
     select,
 )
@@ -64,19 +64,32 @@ def _fan_out_statement() -> Statement:
     """PostgreSQL: one pending delivery per subscribed endpoint of an event, chosen and
     numbered in SQL, so a batched create needs no round trip to read the endpoints first.
 
-    Delivery ids are ``stem + two characters`` of an ``ids.new_id_block`` stem.
+    Delivery ids are ``stem + two characters`` of an ``ids.new_id_block`` stem. Constants
+    are written into the SQL text, not sent as parameters with every create.
     """
+
+    def constant(value: int) -> ColumnElement[int]:
+        return literal_column(str(value), Integer)
+
     enabled = cast(_endpoints.c.enabled_events, JSONB)
     every_event = or_(
         _endpoints.c.enabled_events.is_(None),
-        case((func.jsonb_typeof(enabled) == "array", func.jsonb_array_length(enabled)), else_=0)
-        == 0,
+        case(
+            (
+                func.jsonb_typeof(enabled) == literal_column("'array'", String),
+                func.jsonb_array_length(enabled),
+            ),
+            else_=constant(0),
+        )
+        == constant(0),
     )
     subscribed = (
         select(
             _endpoints.c.id,
             _endpoints.c.url,
-            (cast(func.row_number().over(order_by=_endpoints.c.id), Integer) - 1).label("n"),
+            (cast(func.row_number().over(order_by=_endpoints.c.id), Integer) - constant(1)).label(
+                "n"
+            ),
         )
         .where(
             _endpoints.c.partner_id == bindparam("partner_id"),
@@ -87,19 +100,21 @@ def _fan_out_statement() -> Statement:
         .subquery()
     )
 
+    alphabet = literal_column(f"'{ids.ALPHABET}'", String)
+
     def id_char(position: ColumnElement[int]) -> ColumnElement[str]:
-        return func.substr(ids.ALPHABET, position + 1, 1)
+        return func.substr(alphabet, position + constant(1), constant(1))
 
     when = bindparam("when", type_=_deliveries.c.created_at.type)
     rows = select(
         bindparam("id_stem", type_=String)
-        + id_char(subscribed.c.n // 32)
-        + id_char(subscribed.c.n % 32),
+        + id_char(subscribed.c.n // constant(32))
+        + id_char(subscribed.c.n % constant(32)),
         bindparam("event_id", type_=String),
         subscribed.c.id,
         subscribed.c.url,
-        literal("pending"),
-        literal(0),
+        literal_column("'pending'", String),
+        constant(0),
         when,
         bindparam("simulated_failures", type_=Integer),
         when,

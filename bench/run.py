@@ -68,8 +68,34 @@ def serve(argv: list[str], env: dict[str, str], ready_path: str, port: int) -> I
 
 
 def wrk(
-    name: str, base: str, script: str, args: list[str], connections: int, seconds: int
+    name: str,
+    base: str,
+    script: str,
+    args: list[str],
+    connections: int,
+    seconds: int,
+    *,
+    warm_up: int = 3,
 ) -> Measurement:
+    """``warm_up`` seconds of the same load first, not measured: connection pools fill,
+    prepared statements and caches warm, as on a server that has been up a while."""
+    if warm_up:
+        _wrk_run(base, script, args, connections, warm_up)
+    data = _wrk_run(base, script, args, connections, seconds)
+    errors = sum(data[k] for k in data if k.startswith("errors_")) + data["non_2xx"]
+    return Measurement(
+        name=name,
+        connections=connections,
+        requests_per_s=data["requests"] / (data["duration_us"] / 1e6),
+        p50_ms=data["p50_us"] / 1000,
+        p99_ms=data["p99_us"] / 1000,
+        errors=errors,
+    )
+
+
+def _wrk_run(
+    base: str, script: str, args: list[str], connections: int, seconds: int
+) -> dict[str, int]:
     combined = RESULTS / f"{script}.combined.lua"
     combined.write_text((HERE / script).read_text() + "\n" + (HERE / "report.lua").read_text())
     path = "/ping" if script == "bare.lua" else "/"
@@ -90,16 +116,8 @@ def wrk(
     match = re.search(r"BENCH_JSON (\{.*\})", output)
     if match is None:
         raise RuntimeError(f"wrk printed no result:\n{output}")
-    data = json.loads(match.group(1))
-    errors = sum(data[k] for k in data if k.startswith("errors_")) + data["non_2xx"]
-    return Measurement(
-        name=name,
-        connections=connections,
-        requests_per_s=data["requests"] / (data["duration_us"] / 1e6),
-        p50_ms=data["p50_us"] / 1000,
-        p99_ms=data["p99_us"] / 1000,
-        errors=errors,
-    )
+    data: dict[str, int] = json.loads(match.group(1))
+    return data
 
 
 def analyze(url: str) -> None:
@@ -162,8 +180,16 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
     ]
     pythonpath = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(HERE.parent)]))
     env = {**os.environ, "PYTHONPATH": pythonpath}
-    with serve(bare, env, "/ping", bare_port) as base:
-        results.append(wrk(f"{backend}: bare Starlette JSON", base, "bare.lua", [], 64, seconds))
+
+    def measure_yardstick(when: str) -> None:
+        with serve(bare, env, "/ping", bare_port) as base:
+            results.append(
+                wrk(f"{backend}: bare Starlette JSON ({when})", base, "bare.lua", [], 64, seconds)
+            )
+
+    # Before and after the application's scenarios: the ratios use the mean of the two, so a
+    # drift in the machine's speed during the run moves both sides alike.
+    measure_yardstick("before")
     with fresh_database(backend, RESULTS) as url:
         partner = onboard(url)
         key = partner["keys"]["sk_test"]
@@ -216,7 +242,14 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
                 results.append(
                     wrk(f"{backend}: list by status", base, "list.lua", [key], connections, seconds)
                 )
+    measure_yardstick("after")
     return results
+
+
+def yardstick(results: list[Measurement], backend: str) -> float | None:
+    """Mean req/s of the yardstick runs of ``backend`` (before and after)."""
+    runs = [m.requests_per_s for m in results if m.name.startswith(f"{backend}: bare")]
+    return sum(runs) / len(runs) if runs else None
 
 
 def print_table(results: list[Measurement]) -> None:
@@ -227,16 +260,17 @@ def print_table(results: list[Measurement]) -> None:
             f"{m.p99_ms:>8.2f} {m.errors:>6}"
         )
     for backend in ("postgres", "sqlite"):
-        bare = next((m for m in results if m.name == f"{backend}: bare Starlette JSON"), None)
+        bare = yardstick(results, backend)
         if bare is None:
             continue
+        print(f"{backend}: yardstick (mean of before and after) = {bare:.0f} req/s")
         for label in ("create referral", "get by id", "list by status"):
             m = next(
                 (m for m in results if m.name == f"{backend}: {label}" and m.connections == 64),
                 None,
             )
             if m is not None:
-                print(f"{backend}: {label} / bare = {m.requests_per_s / bare.requests_per_s:.3f}")
+                print(f"{backend}: {label} / bare = {m.requests_per_s / bare:.3f}")
 
 
 def main() -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, inspect
+from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, inspect, text
 
 from rehabref.db import sync_url
 from rehabref.migrate import alembic_config
@@ -68,3 +69,33 @@ def test_revisions_form_one_tree_rooted_at_the_foundation(database_url):
     assert bases == ["0001"]
     for revision in scripts.walk_revisions():
         assert revision.doc, f"revision {revision.revision} has no description"
+
+
+@pytest.mark.parametrize(
+    ("index", "condition"),
+    [
+        (
+            "ix_referrals_partner_reference",
+            "partner_id = 'p' AND environment = 'test' AND partner_reference = 'r'",
+        ),
+        ("ix_referrals_assigned_physio_id", "assigned_physio_id IN ('a', 'b')"),
+        ("ix_referrals_link_id", "link_id = 'lnk'"),
+    ],
+)
+def test_partial_indexes_still_serve_their_lookups(backend, database_url, index, condition):
+    if backend != "postgres":
+        pytest.skip("SQLite keeps full indexes")
+    engine = create_engine(sync_url(database_url))
+    try:
+        with engine.connect() as conn:
+            predicate = conn.execute(
+                text("SELECT indexdef FROM pg_indexes WHERE indexname = :i"), {"i": index}
+            ).scalar_one()
+            assert predicate.endswith("IS NOT NULL)")
+            conn.execute(text("SET enable_seqscan = off"))
+            plan = "\n".join(
+                conn.execute(text(f"EXPLAIN SELECT id FROM referrals WHERE {condition}")).scalars()
+            )
+    finally:
+        engine.dispose()
+    assert index in plan, plan

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -19,13 +19,22 @@ class Referral(Base):
             "uq_referrals_external_ref", "partner_id", "environment", "external_ref", unique=True
         ),
         # Shape G: unique per partner and environment (migration 0006); NULLs never collide.
+        # Columns that most rows leave NULL are indexed only where set, on PostgreSQL
+        # (migration 0009): a V1 create then skips three index insertions.
         Index(
             "ix_referrals_partner_reference",
             "partner_id",
             "environment",
             "partner_reference",
             unique=True,
+            postgresql_where=text("partner_reference IS NOT NULL"),
         ),
+        Index(
+            "ix_referrals_assigned_physio_id",
+            "assigned_physio_id",
+            postgresql_where=text("assigned_physio_id IS NOT NULL"),
+        ),
+        Index("ix_referrals_link_id", "link_id", postgresql_where=text("link_id IS NOT NULL")),
         Index("ix_referrals_listing", "partner_id", "environment", "id"),
         Index("ix_referrals_status", "partner_id", "environment", "status", "id"),
     )
@@ -78,11 +87,11 @@ class Referral(Base):
     commission_status: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
     # Matching (matching/service.py): the assigned physiotherapist and when.
-    assigned_physio_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    assigned_physio_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     matched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     # Hosted referral link (links/) that brought this referral, and its campaign.
-    link_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
+    link_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     campaign: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -20,10 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.orm import DeclarativeBase
 
 from rehabref.fastsql import Connection, RawConnection
-
-
-async def _keep_session(connection: asyncpg.Connection) -> None:
-    """Pool release hook: nothing to reset (asyncpg still rolls back an open transaction)."""
+from rehabref.raw_pool import RawPool
 
 
 class Base(DeclarativeBase):
@@ -92,8 +89,7 @@ class Database:
             self._reader = self._writer.execution_options(isolation_level="AUTOCOMMIT")
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
         # PostgreSQL: raw asyncpg connections for the hot paths (``fast_read``, ``autocommit``).
-        self._raw_pool: asyncpg.Pool | None = None
-        self._raw_pool_lock = asyncio.Lock()
+        self._raw_pool: RawPool | None = None
         self._raw_pool_size = max(2, pool_size // 2)
 
     @property
@@ -136,24 +132,16 @@ class Database:
 
     @asynccontextmanager
     async def _raw(self) -> AsyncIterator[RawConnection]:
-        pool = self._raw_pool or await self._open_raw_pool()
-        async with pool.acquire() as driver:
-            yield RawConnection(driver, self._writer.dialect)
+        if self._raw_pool is None:
+            dialect = self._writer.sync_engine.dialect
+            _, options = dialect.create_connect_args(self._writer.sync_engine.url)
 
-    async def _open_raw_pool(self) -> asyncpg.Pool:
-        async with self._raw_pool_lock:
-            if self._raw_pool is None:
-                dialect = self._writer.sync_engine.dialect
-                _, options = dialect.create_connect_args(self._writer.sync_engine.url)
-                self._raw_pool = await asyncpg.create_pool(
-                    **options,
-                    min_size=1,
-                    max_size=self._raw_pool_size,
-                    # Connections come back in autocommit with nothing to undo; asyncpg's
-                    # default reset would cost a round trip on every release.
-                    reset=_keep_session,
-                )
-            return self._raw_pool
+            async def connect() -> asyncpg.Connection:
+                return await asyncpg.connect(**options)
+
+            self._raw_pool = RawPool(connect, size=self._raw_pool_size)
+        async with self._raw_pool.connection() as driver:
+            yield RawConnection(driver, self._writer.dialect)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:

@@ -40,7 +40,9 @@ class Measurement:
 
 
 @contextmanager
-def serve(argv: list[str], env: dict[str, str], ready_path: str, port: int) -> Iterator[str]:
+def serve(
+    argv: list[str], env: dict[str, str], ready_path: str, port: int, ok: tuple[int, ...] = (200,)
+) -> Iterator[str]:
     log = (RESULTS / f"server-{port}.log").open("wb")
     process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -50,7 +52,7 @@ def serve(argv: list[str], env: dict[str, str], ready_path: str, port: int) -> I
             if process.poll() is not None:
                 raise RuntimeError(f"server exited, see {log.name}")
             try:
-                if httpx.get(base + ready_path, timeout=1).status_code == 200:
+                if httpx.get(base + ready_path, timeout=1).status_code in ok:
                     break
             except httpx.HTTPError:
                 pass
@@ -98,7 +100,7 @@ def _wrk_run(
 ) -> dict[str, int]:
     combined = RESULTS / f"{script}.combined.lua"
     combined.write_text((HERE / script).read_text() + "\n" + (HERE / "report.lua").read_text())
-    path = "/ping" if script == "bare.lua" else "/"
+    path = {"bare.lua": "/ping", "reference_insert.lua": "/items"}.get(script, "/")
     command = [
         "wrk",
         "-t2",
@@ -195,6 +197,29 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
     # drift in the machine's speed during the run moves both sides alike.
     measure_yardstick("before")
     with fresh_database(backend, RESULTS) as url:
+        if backend == "postgres":
+            reference_port = free_port()
+            reference = [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "bench.reference_insert:app",
+                "--port",
+                str(reference_port),
+                *server_flags,
+            ]
+            reference_env = {**env, "BENCH_DATABASE_URL": url}
+            with serve(reference, reference_env, "/items", reference_port, ok=(405,)) as base:
+                results.append(
+                    wrk(
+                        f"{backend}: reference one-insert app",
+                        base,
+                        "reference_insert.lua",
+                        [],
+                        64,
+                        seconds,
+                    )
+                )
         partner = onboard(url)
         key = partner["keys"]["sk_test"]
         port = free_port()
@@ -268,7 +293,7 @@ def print_table(results: list[Measurement]) -> None:
         if bare is None:
             continue
         print(f"{backend}: yardstick (mean of before and after) = {bare:.0f} req/s")
-        for label in ("create referral", "get by id", "list by status"):
+        for label in ("reference one-insert app", "create referral", "get by id", "list by status"):
             m = next(
                 (m for m in results if m.name == f"{backend}: {label}" and m.connections == 64),
                 None,

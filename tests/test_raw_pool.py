@@ -115,3 +115,15 @@ async def test_a_closed_pool_refuses_new_checkouts(connect):
     assert pool.opened == 0
     with pytest.raises(PoolClosed):
         await backend_pid(pool)
+
+
+async def test_hot_path_connections_use_generic_plans(backend, database_url):
+    if backend != "postgres":
+        pytest.skip("raw connections are PostgreSQL only")
+    db = Database(database_url)
+    try:
+        async with db.fast_read() as conn:
+            mode = await conn.driver.fetchval("SHOW plan_cache_mode")  # type: ignore[union-attr]
+    finally:
+        await db.dispose()
+    assert mode == "force_generic_plan"

@@ -22,6 +22,8 @@ from sqlalchemy.orm import DeclarativeBase
 from rehabref.fastsql import Connection, RawConnection
 from rehabref.raw_pool import RawPool
 
+HOT_PATH_SERVER_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
+
 
 class Base(DeclarativeBase):
     pass
@@ -136,8 +138,13 @@ class Database:
             dialect = self._writer.sync_engine.dialect
             _, options = dialect.create_connect_args(self._writer.sync_engine.url)
 
+            # The hot-path statements are keyed inserts and index lookups: one generic plan
+            # each, instead of PostgreSQL re-planning them per execution (custom plans), cut
+            # its CPU per create by about a sixth (docs/performance.md).
+            settings = {**options.get("server_settings", {}), **HOT_PATH_SERVER_SETTINGS}
+
             async def connect() -> asyncpg.Connection:
-                return await asyncpg.connect(**options)
+                return await asyncpg.connect(**{**options, "server_settings": settings})
 
             self._raw_pool = RawPool(connect, size=self._raw_pool_size)
         async with self._raw_pool.connection() as driver:

@@ -33,6 +33,8 @@ class Settings:
     form_rate_limit_ip: str = "10/minute"
     link_rate_limit: str = "100/hour"
     page_rate_limit_ip: str = "120/minute"
+    # Discharge-summary PDFs per client IP: each one is rendered (chart and PDF) on request.
+    pdf_rate_limit_ip: str = "20/minute"
 
     @property
     def base_url(self) -> str:
@@ -62,4 +64,5 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         form_rate_limit_ip=source.get("REHABREF_FORM_RATE_LIMIT_IP") or "10/minute",
         link_rate_limit=source.get("REHABREF_LINK_RATE_LIMIT") or "100/hour",
         page_rate_limit_ip=source.get("REHABREF_PAGE_RATE_LIMIT_IP") or "120/minute",
+        pdf_rate_limit_ip=source.get("REHABREF_PDF_RATE_LIMIT_IP") or "20/minute",
     )

@@ -31,6 +31,7 @@ class ServerProcess:
             "REHABREF_RATE_LIMIT": "100000/second",
             "REHABREF_FORM_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_PAGE_RATE_LIMIT_IP": "100000/minute",
+            "REHABREF_PDF_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
             **env,

@@ -18,6 +18,7 @@ from rehabref.care.views import partner_session_item
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.links.rate_limits import client_ip, limits_of
 from rehabref.matching.models import Physiotherapist
 from rehabref.partners.auth import Principal
 from rehabref.referrals.models import Referral
@@ -157,6 +158,16 @@ async def _physio_of(conn: AsyncConnection, referral: Row[Any]) -> Row[Any] | No
 async def discharge_pdf(request: Request[Any, Any, Any], token: str) -> Response[bytes]:
     """No API key: the signed, expiring token is the credential."""
     services = services_of(request)
+    # Rendering costs real CPU: a client may fetch only so many per minute.
+    limits = limits_of(request)
+    wait = await limits.blocked(limits.pdf_per_ip, "pdf", client_ip(request))
+    if wait is not None:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"Too many report downloads; retry after {wait} seconds.",
+            headers={"Retry-After": str(wait)},
+        )
     referral_id = read_pdf_token(services.box, token)
     if referral_id is None:
         raise ApiError(403, "forbidden", "This report link is invalid or has expired.")

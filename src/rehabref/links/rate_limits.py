@@ -1,4 +1,5 @@
-"""Per-IP and per-link limits for the public form and the console login (``limits``).
+"""Per-IP and per-link limits for the public pages: hosted form, console login, discharge
+PDFs (``limits``).
 
 Memory storage by default; Redis when REHABREF_REDIS_URL is set, so several API nodes share
 the counters. Only the limiter keys (an IP address or a link id) live in the storage, with a
@@ -28,6 +29,7 @@ class FormLimits:
         self.form_per_ip = parse(settings.form_rate_limit_ip)
         self.per_link = parse(settings.link_rate_limit)
         self.page_per_ip = parse(settings.page_rate_limit_ip)
+        self.pdf_per_ip = parse(settings.pdf_rate_limit_ip)
 
     async def blocked(self, item: RateLimitItem, *keys: str) -> int | None:
         """Count a hit; None when allowed, else the seconds to wait."""

@@ -265,3 +265,37 @@ def test_ops_views_across_partners(client, make_partner, operator_token):
     partner_key = auth(one["keys"]["sk_test"])
     assert client.get("/api/v1/ops/events", headers=partner_key).status_code == 401
     assert client.get("/api/v1/ops/deliveries", headers=partner_key).status_code == 401
+
+
+def test_redeliver_honours_an_idempotency_key(client, partner):
+    key = partner["keys"]["sk_test"]
+    register(client, key, "http://127.0.0.1:9/retry-safe")
+    ids = [
+        client.post(
+            "/api/v1/partners/referrals", json=v1_referral(), headers=auth(key, str(uuid.uuid4()))
+        ).json()["referral_id"]
+        for _ in range(2)
+    ]
+    first, second = (
+        client.get(EVENTS, params={"referral_id": i}, headers=auth(key)).json()["data"][0][
+            "event_id"
+        ]
+        for i in ids
+    )
+    retry_key = f"redeliver-{uuid.uuid4()}"
+    queued = client.post(f"{EVENTS}/{first}/redeliver", headers=auth(key, retry_key))
+    assert queued.status_code == 202 and "idempotent-replayed" not in queued.headers
+    again = client.post(f"{EVENTS}/{first}/redeliver", headers=auth(key, retry_key))
+    assert again.status_code == 202 and again.headers["idempotent-replayed"] == "true"
+    assert again.content == queued.content
+    # One delivery from the create, one from the redeliver: the retry queued nothing.
+    detail = client.get(f"{EVENTS}/{first}", headers=auth(key)).json()
+    assert len(detail["deliveries"]) == 2
+    # The same key for another event is a reuse.
+    reused = client.post(f"{EVENTS}/{second}/redeliver", headers=auth(key, retry_key))
+    assert reused.status_code == 422
+    assert reused.json()["error"]["code"] == "idempotency_key_reused"
+    # Without a key every call queues again, as before.
+    assert client.post(f"{EVENTS}/{first}/redeliver", headers=auth(key)).status_code == 202
+    detail = client.get(f"{EVENTS}/{first}", headers=auth(key)).json()
+    assert len(detail["deliveries"]) == 3

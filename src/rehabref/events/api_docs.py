@@ -118,10 +118,17 @@ OPERATIONS: tuple[Operation, ...] = (
         summary="Redeliver an event",
         description=_REDELIVER,
         tag="webhooks",
-        parameters=[_path("event_id")],
+        parameters=[
+            _path("event_id"),
+            header(
+                "Idempotency-Key",
+                "Optional; honoured when sent: a retry replays the first answer and queues "
+                "nothing more.",
+            ),
+        ],
         responses={
             202: ("Deliveries queued.", RedeliverResponse, OK_HEADERS),
-            **errors(401, 403, 404, 409, 429),
+            **errors(400, 401, 403, 404, 409, 422, 429),
         },
     ),
     Operation(

@@ -165,7 +165,10 @@ async def get_event(request: Request[Any, Any, Any], event_id: str) -> Response[
 async def redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
-    async with services.db.write() as conn:
+    # Optional, honoured when sent: a retried redeliver then queues its deliveries once.
+    key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
+
+    async def redeliver(conn: AsyncConnection) -> bytes:
         row = await history.get_event(
             conn,
             partner_id=principal.partner_id,
@@ -175,9 +178,22 @@ async def redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Res
         if row is None:
             raise not_found("event")
         deliveries = await history.redeliver(conn, event=row)
-    if not deliveries:
-        raise no_target()
-    return json_response({"event_id": event_id, "deliveries": deliveries}, 202)
+        if not deliveries:
+            raise no_target()
+        return msgspec.json.encode({"event_id": event_id, "deliveries": deliveries})
+
+    return await create_idempotently(
+        services.db,
+        principal=principal,
+        key=key,
+        # The event is part of the operation: one key for two events is a reuse (422).
+        operation=f"events.redeliver:{event_id}",
+        body={},
+        ttl_seconds=services.settings.idempotency_ttl_seconds,
+        create=redeliver,
+        conflict=no_target,
+        status=202,
+    )
 
 
 def no_target() -> ApiError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rehabref.ids import new_id, random_token
+from rehabref.ids import ALPHABET, new_id, new_id_block, random_token
 
 ID = re.compile(r"^ref_[0-9a-hjkmnp-tv-z]{26}$")
 
@@ -46,3 +46,13 @@ def test_ids_of_one_process_strictly_increase_within_a_millisecond():
     ids = [new_id("evt") for _ in range(5000)]
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
+
+
+def test_an_id_block_fits_between_the_ids_made_before_and_after_it():
+    before = new_id("dlv")
+    stem = new_id_block("dlv")
+    after = new_id("dlv")
+    block = [stem + ALPHABET[n // 32] + ALPHABET[n % 32] for n in range(1024)]
+    assert all(re.match(r"^dlv_[0-9a-hjkmnp-tv-z]{26}$", item) for item in block)
+    assert before < block[0] and block == sorted(block) and block[-1] < after
+    assert new_id_block("dlv") > after

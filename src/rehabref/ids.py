@@ -36,39 +36,40 @@ _last = 0
 _RANDOM_BITS = 80
 
 
-def new_id(prefix: str, *, now_ms: int | None = None) -> str:
+def _random_value(millis: int) -> int:
+    return (millis << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS)
+
+
+def _claim(value: int, *, block_bits: int = 0) -> int:
+    """``value``, or the next free one after the last claimed: ids of this process strictly
+    increase. ``block_bits``: claim the whole block of ``2**block_bits`` values it starts."""
     global _last
-    millis = int(time.time() * 1000) if now_ms is None else now_ms
-    value = (millis << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS)
-    if now_ms is None:
-        with _lock:
-            if value <= _last:
-                value = _last + 1
-            _last = value
-    return f"{prefix}_{_base32(value, 26)}"
+    with _lock:
+        if value <= _last:
+            value = ((_last >> block_bits) + 1) << block_bits
+        _last = value | ((1 << block_bits) - 1)
+    return value
+
+
+def new_id(prefix: str, *, now_ms: int | None = None) -> str:
+    if now_ms is not None:
+        return f"{prefix}_{_base32(_random_value(now_ms), 26)}"
+    return f"{prefix}_{_base32(_claim(_random_value(int(time.time() * 1000))), 26)}"
 
 
 BLOCK_BITS = 10
 
 
 def new_id_block(prefix: str) -> str:
-    """The stem of 1024 consecutive ids: ``stem + two characters`` (``block_suffix(n)``) is
-    the n-th; all of them sort after every id made before and before every id made after.
+    """The stem of 1024 consecutive ids: the n-th is the stem followed by ``ALPHABET[n // 32]``
+    and ``ALPHABET[n % 32]``; all of them sort after every id made before and before every id
+    made after.
 
     For rows numbered inside one SQL statement (a delivery per subscribed endpoint).
     """
-    global _last
-    millis = int(time.time() * 1000)
-    value = ((millis << _RANDOM_BITS) | secrets.randbits(_RANDOM_BITS)) >> BLOCK_BITS << BLOCK_BITS
-    with _lock:
-        if value <= _last:
-            value = ((_last >> BLOCK_BITS) + 1) << BLOCK_BITS
-        _last = value | ((1 << BLOCK_BITS) - 1)
+    start = _random_value(int(time.time() * 1000)) >> BLOCK_BITS << BLOCK_BITS
+    value = _claim(start, block_bits=BLOCK_BITS)
     return f"{prefix}_{_base32(value >> BLOCK_BITS, 24)}"
-
-
-def block_suffix(n: int) -> str:
-    return _PAIRS[n]
 
 
 ALPHABET = _ALPHABET

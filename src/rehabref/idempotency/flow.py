@@ -104,19 +104,17 @@ async def create_idempotently(
             except IntegrityError:
                 async with db.read() as conn:
                     winner = await read_committed(conn, **scope)
-                if winner is None and attempt == 1:
+                if winner is not None and winner.expired and attempt == 1:
                     # A record past its 24 h that nobody purged yet blocks the key: drop it
                     # and try once more (the checked path does this before its insert).
                     async with db.write() as conn:
-                        expired = await forget_expired(conn, **scope)
-                    if expired:
-                        continue
-                if winner is None:
+                        if await forget_expired(conn, **scope):
+                            continue
+                if winner is None or winner.expired:
                     raise conflict() from None
-                winner_print, stored = winner
-                if winner_print != request_print:
+                if winner.fingerprint != request_print:
                     raise key_reused() from None
-                return replay(stored)
+                return replay(winner.response)
     return Response(content=response.body, status_code=status, media_type=JSON)
 
 

@@ -172,25 +172,40 @@ async def remember(
     )
 
 
+@dataclass(frozen=True)
+class CommittedRecord:
+    fingerprint: str
+    response: StoredResponse
+    # Past its 24 h but not purged yet: it no longer counts, but still holds the key.
+    expired: bool
+
+
 async def read_committed(
     conn: AsyncConnection, *, partner_id: str, environment: str, key: str
-) -> tuple[str, StoredResponse] | None:
-    """After losing a race: the winner's stored response, if it committed one."""
+) -> CommittedRecord | None:
+    """After a failed insert: the key's committed record (the race's winner, or an earlier
+    request), expired or not; None when there is none."""
     row = (
         await conn.execute(
             select(
-                _records.c.fingerprint, _records.c.response_status, _records.c.response_body
+                _records.c.fingerprint,
+                _records.c.response_status,
+                _records.c.response_body,
+                _records.c.expires_at,
             ).where(
                 _records.c.partner_id == partner_id,
                 _records.c.environment == environment,
                 _records.c.key == key,
-                _records.c.expires_at > utcnow(),
             )
         )
     ).first()
     if row is None:
         return None
-    return row.fingerprint, StoredResponse(row.response_status, bytes(row.response_body))
+    return CommittedRecord(
+        fingerprint=row.fingerprint,
+        response=StoredResponse(row.response_status, bytes(row.response_body)),
+        expired=as_utc(row.expires_at) <= utcnow(),
+    )
 
 
 async def forget_expired(

@@ -11,6 +11,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
+from typing import Any
 
 _VERSION = "c1"
 
@@ -27,6 +28,15 @@ def decode_cursor(cursor: str, id_pattern: re.Pattern[str]) -> str | None:
         return None
     version, _, last_id = text.partition(":")
     return last_id if version == _VERSION and id_pattern.match(last_id) else None
+
+
+def page_envelope(
+    data: list[Any], *, has_more: bool, last_id: str | None, encode: Callable[[str], str]
+) -> dict[str, Any]:
+    """Every list's answer: ``data``, ``has_more`` and the ``next_cursor`` that continues
+    after ``last_id``, the id of the page's last item (null when nothing follows)."""
+    next_cursor = encode(last_id) if has_more and last_id is not None else None
+    return {"data": data, "has_more": has_more, "next_cursor": next_cursor}
 
 
 DEFAULT_LIMIT = 20

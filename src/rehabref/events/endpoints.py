@@ -10,7 +10,7 @@ from litestar import Request, Response, delete, get, post
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
-from rehabref.cursors import page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
 from rehabref.events.catalogue import EVENT_TYPES
@@ -96,8 +96,14 @@ async def list_webhook_endpoints(request: Request[Any, Any, Any]) -> Response[by
     if before_id is not None:
         data = [item for item in data if item["endpoint_id"] < before_id]
     page, has_more = data[:limit], len(data) > limit
-    next_cursor = cursors.encode_cursor(page[-1]["endpoint_id"]) if has_more else None
-    return json_response({"data": page, "has_more": has_more, "next_cursor": next_cursor})
+    return json_response(
+        page_envelope(
+            page,
+            has_more=has_more,
+            last_id=page[-1]["endpoint_id"] if page else None,
+            encode=cursors.encode_cursor,
+        )
+    )
 
 
 @delete("/api/v1/partners/webhook-endpoints/{endpoint_id:str}", status_code=204)
@@ -136,11 +142,12 @@ async def list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
             limit=limit,
         )
     return json_response(
-        {
-            "data": [history.event_record(row) for row in rows],
-            "has_more": has_more,
-            "next_cursor": history.encode_cursor(rows[-1].id) if has_more and rows else None,
-        }
+        page_envelope(
+            [history.event_record(row) for row in rows],
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=history.encode_cursor,
+        )
     )
 
 

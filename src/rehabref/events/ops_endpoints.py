@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 
-from rehabref.cursors import page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
 from rehabref.events.endpoints import event_type_param, no_target, not_found
@@ -40,11 +40,12 @@ async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
             limit=limit,
         )
     return json_response(
-        {
-            "data": [history.event_record(row, ops=True) for row in rows],
-            "has_more": has_more,
-            "next_cursor": history.encode_cursor(rows[-1].id) if has_more and rows else None,
-        }
+        page_envelope(
+            [history.event_record(row, ops=True) for row in rows],
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=history.encode_cursor,
+        )
     )
 
 
@@ -92,13 +93,12 @@ async def ops_list_deliveries(request: Request[Any, Any, Any]) -> Response[bytes
             limit=limit,
         )
     return json_response(
-        {
-            "data": items,
-            "has_more": has_more,
-            "next_cursor": history.encode_cursor(items[-1]["delivery_id"])
-            if has_more and items
-            else None,
-        }
+        page_envelope(
+            items,
+            has_more=has_more,
+            last_id=items[-1]["delivery_id"] if items else None,
+            encode=history.encode_cursor,
+        )
     )
 
 

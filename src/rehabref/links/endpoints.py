@@ -9,7 +9,7 @@ from litestar import Request, Response, delete, get, post
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
-from rehabref.cursors import page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
@@ -78,11 +78,12 @@ async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
         )
     base_url = services.settings.base_url
     return json_response(
-        {
-            "data": [service.record(row, base_url) for row in rows],
-            "has_more": has_more,
-            "next_cursor": service.encode_cursor(rows[-1].id) if has_more and rows else None,
-        }
+        page_envelope(
+            [service.record(row, base_url) for row in rows],
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=service.encode_cursor,
+        )
     )
 
 

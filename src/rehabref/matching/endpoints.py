@@ -11,7 +11,7 @@ from litestar import Request, Response, get, patch, post
 from sqlalchemy import select
 
 from rehabref.clock import iso, utcnow
-from rehabref.cursors import page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.matching import registry
@@ -60,13 +60,13 @@ async def list_physios(request: Request[Any, Any, Any]) -> Response[bytes]:
         rows, has_more = await registry.list_physios(
             conn, city=city, active=active, after_id=after_id, limit=limit
         )
-    next_cursor = registry.encode_cursor(rows[-1].id) if has_more and rows else None
     return json_response(
-        {
-            "data": [registry.record(row) for row in rows],
-            "has_more": has_more,
-            "next_cursor": next_cursor,
-        }
+        page_envelope(
+            [registry.record(row) for row in rows],
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=registry.encode_cursor,
+        )
     )
 
 

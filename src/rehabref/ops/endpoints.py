@@ -10,7 +10,7 @@ from typing import Any
 from litestar import Request, Response, get, post
 
 from rehabref.clock import utcnow
-from rehabref.cursors import page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.intake.service import open_assistant_session
 from rehabref.ops import service
@@ -85,9 +85,13 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
         rows, has_more = await service.list_referrals(
             conn, where=where, before_id=before_id, limit=limit
         )
-    next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
     return json_response(
-        {"data": [referral_view(r) for r in rows], "has_more": has_more, "next_cursor": next_cursor}
+        page_envelope(
+            [referral_view(r) for r in rows],
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=service.encode_cursor,
+        )
     )
 
 
@@ -123,9 +127,13 @@ async def list_contact_tasks(request: Request[Any, Any, Any]) -> Response[bytes]
         rows, has_more = await service.list_tasks(
             conn, status=status, after_id=after_id, limit=limit
         )
-    next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
     return json_response(
-        {"data": [task_view(r) for r in rows], "has_more": has_more, "next_cursor": next_cursor}
+        page_envelope(
+            [task_view(r) for r in rows],
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=service.encode_cursor,
+        )
     )
 
 

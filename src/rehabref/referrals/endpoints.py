@@ -13,7 +13,7 @@ from litestar import Response
 
 from rehabref import fields
 from rehabref.api_request import ApiRequest
-from rehabref.cursors import page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.fastsql import Connection
 from rehabref.idempotency import service as idempotency
@@ -144,8 +144,14 @@ async def list_referrals(request: ApiRequest) -> Response[bytes]:
             ]
     else:
         data = [v1_record(row, principal) for row in rows]
-    next_cursor = service.encode_cursor(rows[-1].id) if has_more and rows else None
-    return json_response({"data": data, "has_more": has_more, "next_cursor": next_cursor})
+    return json_response(
+        page_envelope(
+            data,
+            has_more=has_more,
+            last_id=rows[-1].id if rows else None,
+            encode=service.encode_cursor,
+        )
+    )
 
 
 def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:

@@ -107,7 +107,6 @@ _LOCK_AND_READ = Statement(
     ).select_from(select(literal(1).label("one")).subquery().outerjoin(_records, _scope))
 )
 _READ = Statement(select(literal(True).label("locked"), *_record_columns).where(_scope))
-_DELETE = Statement(delete(_records).where(_scope))
 _INSERT = Statement(insert(_records))
 
 
@@ -131,7 +130,7 @@ async def lookup(
     if row is None or row.fingerprint is None:
         return None
     if as_utc(row.expires_at) <= utcnow():
-        await execute(conn, _DELETE, scope)
+        await forget_expired(conn, **scope)
         return None
     if row.fingerprint != request_fingerprint:
         raise key_reused()

@@ -20,16 +20,10 @@ from urllib.parse import parse_qsl
 
 from litestar import Litestar, Response
 from litestar.enums import ScopeType
-from litestar.types import (
-    HTTPResponseBodyEvent,
-    HTTPResponseStartEvent,
-    HTTPScope,
-    Receive,
-    Scope,
-    Send,
-)
+from litestar.types import HTTPScope, Receive, Scope, Send
 
 from rehabref.errors import ApiError, error_response, handle_unexpected
+from rehabref.responses import send_response
 
 Handler = Callable[..., Awaitable[Response[bytes]]]
 
@@ -178,24 +172,4 @@ class PlainRouter:
             return
         except Exception as exc:
             response = handle_unexpected(request, exc)
-        await _send_response(response, send)
-
-
-async def _send_response(response: Response[bytes], send: Send) -> None:
-    body = response.content if isinstance(response.content, bytes) else b""
-    headers: list[tuple[bytes, bytes]] = [(b"content-length", str(len(body)).encode())]
-    if body:
-        media_type = getattr(response.media_type, "value", response.media_type)
-        headers.append((b"content-type", str(media_type).encode("latin-1")))
-    headers.extend(
-        (name.lower().encode("latin-1"), value.encode("latin-1"))
-        for name, value in response.headers.items()
-    )
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": response.status_code or 200,
-        "headers": headers,
-    }
-    await send(start)
-    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-    await send(end)
+        await send_response(response, send)

@@ -8,19 +8,13 @@ import secrets
 import time
 from typing import Any
 
+from litestar import Response
 from litestar.enums import ScopeType
-from litestar.types import (
-    ASGIApp,
-    HTTPResponseBodyEvent,
-    HTTPResponseStartEvent,
-    Message,
-    Receive,
-    Scope,
-    Send,
-)
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from rehabref.errors import error_body
 from rehabref.logging import access_log, partner_id_var, request_id_var
+from rehabref.responses import JSON, send_response
 
 # A partner's trace id is echoed only if it is short and plain; otherwise we make our own.
 _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
@@ -110,14 +104,4 @@ async def _malformed_url(send: Send, request_id: str) -> None:
         fields={},
         request_id=request_id,
     )
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": 400,
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ],
-    }
-    await send(start)
-    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-    await send(end)
+    await send_response(Response(content=body, status_code=400, media_type=JSON), send)

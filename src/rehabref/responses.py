@@ -1,4 +1,5 @@
-"""JSON answers of the API: one encoder (msgspec) and one media type for every endpoint."""
+"""JSON answers of the API: one encoder (msgspec) and one media type for every endpoint, and
+one way to send an answer outside Litestar (the plain routes, the NUL-in-URL refusal)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 import msgspec
 from litestar import Response
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
 JSON = "application/json"
 
@@ -16,3 +18,24 @@ def json_response(
     return Response(
         content=msgspec.json.encode(content), status_code=status, media_type=JSON, headers=headers
     )
+
+
+async def send_response(response: Response[bytes], send: Send) -> None:
+    """Send a ``Response`` straight to the ASGI server (outside Litestar's routing)."""
+    body = response.content if isinstance(response.content, bytes) else b""
+    headers: list[tuple[bytes, bytes]] = [(b"content-length", str(len(body)).encode())]
+    if body:
+        media_type = getattr(response.media_type, "value", response.media_type)
+        headers.append((b"content-type", str(media_type).encode("latin-1")))
+    headers.extend(
+        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        for name, value in response.headers.items()
+    )
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": response.status_code or 200,
+        "headers": headers,
+    }
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)

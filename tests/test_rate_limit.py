@@ -3,7 +3,6 @@ Retry-After and the RateLimit-* headers; other keys are not affected."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 
@@ -12,17 +11,10 @@ import pytest
 import redis
 from sqlalchemy import text
 
+from tests.links.hosted import create_link, path_of
 from tests.support.api import REFERRALS, bearer, error_of
+from tests.support.redis_server import REDIS_URL, redis_available
 from tests.support.server import ServerProcess, free_port
-
-REDIS_URL = os.environ.get("REHABREF_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-
-
-def redis_available() -> bool:
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_timeout=1).ping())
-    except redis.RedisError:
-        return False
 
 
 @pytest.fixture(scope="module", params=["memory", "redis"])
@@ -117,8 +109,12 @@ def test_unreachable_redis_fails_open_with_a_warning(database_url, tmp_path, mak
         key = make_partner()["keys"]["sk_test"]
         with httpx.Client(base_url=server.base_url) as http:
             statuses = [http.get(REFERRALS, headers=bearer(key)).status_code for _ in range(8)]
+            # The public pages' per-IP limits share the storage, and fail open the same way.
+            link = create_link(http, key)
+            page_statuses = [http.get(path_of(link)).status_code for _ in range(3)]
     finally:
         server.stop()
     assert statuses == [200] * 8
+    assert page_statuses == [200] * 3
     warnings = [line for line in server.logs().splitlines() if "rate limit storage" in line]
     assert len(warnings) == 1

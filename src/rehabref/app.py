@@ -33,6 +33,7 @@ from rehabref.openapi import document as openapi_document
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.partners.auth import Authenticator
 from rehabref.plain_asgi import PlainRouter
+from rehabref.rate_limiting import RateLimiter
 from rehabref.referrals import endpoints as referral_endpoints
 from rehabref.request_context import RequestContextMiddleware
 from rehabref.sandbox import trigger as sandbox_trigger
@@ -48,6 +49,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def start(app: Litestar) -> None:
         db = Database(settings.database_url)
         secret_key = await load_secret_key(db, settings.secret_key)
+        rate_limiter = RateLimiter(settings.redis_url)
         app.state.services = Services(
             settings=settings,
             db=db,
@@ -56,8 +58,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 db,
                 cache_seconds=settings.auth_cache_seconds,
                 rate_limit=settings.rate_limit,
-                redis_url=settings.redis_url,
+                limiter=rate_limiter,
             ),
+            rate_limiter=rate_limiter,
             messaging=messaging_from_env(db),
         )
         app.state.delivery_worker = delivery_worker.start_in_process(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from rehabref.client_address import Network, parse_trusted_proxies
+
 
 def _flag(value: str | None, default: bool = False) -> bool:
     if value is None or value == "":
@@ -35,6 +37,8 @@ class Settings:
     page_rate_limit_ip: str = "120/minute"
     # Discharge-summary PDFs per client IP: each one is rendered (chart and PDF) on request.
     pdf_rate_limit_ip: str = "20/minute"
+    # Reverse proxies whose X-Forwarded-For names the client for the per-IP limits.
+    trusted_proxies: tuple[Network, ...] = ()
 
     @property
     def base_url(self) -> str:
@@ -65,4 +69,5 @@ def load_settings(env: dict[str, str] | None = None) -> Settings:
         link_rate_limit=source.get("REHABREF_LINK_RATE_LIMIT") or "100/hour",
         page_rate_limit_ip=source.get("REHABREF_PAGE_RATE_LIMIT_IP") or "120/minute",
         pdf_rate_limit_ip=source.get("REHABREF_PDF_RATE_LIMIT_IP") or "20/minute",
+        trusted_proxies=parse_trusted_proxies(source.get("REHABREF_TRUSTED_PROXIES") or ""),
     )

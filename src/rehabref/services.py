@@ -10,6 +10,7 @@ from rehabref.db import Database
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.messaging import MessagingAdapter, SandboxMessaging
 from rehabref.partners.auth import Authenticator
+from rehabref.rate_limiting import RateLimiter
 
 
 @dataclass
@@ -18,6 +19,8 @@ class Services:
     db: Database
     box: SecretBox
     auth: Authenticator
+    # Per-key and per-IP counters, in one storage (memory, or Redis when configured).
+    rate_limiter: RateLimiter
     # Outbound patient messages; app start-up picks it from REHABREF_MESSAGING.
     messaging: MessagingAdapter = field(default_factory=SandboxMessaging)
 

@@ -1,5 +1,5 @@
 """Per-IP and per-link limits for the public pages: hosted form, console login, discharge
-PDFs (``limits``).
+PDFs (``rehabref.rate_limiting``).
 
 Memory storage by default; Redis when REHABREF_REDIS_URL is set, so several API nodes share
 the counters. Only the limiter keys (an IP address or a link id) live in the storage, with a
@@ -8,24 +8,19 @@ short expiry; nothing is written to the database or the logs.
 
 from __future__ import annotations
 
-import math
-import time
 from typing import Any
 
 from limits import RateLimitItem, parse
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import FixedWindowRateLimiter
 from litestar import Request
 
+from rehabref.client_address import client_address
 from rehabref.config import Settings
+from rehabref.rate_limiting import RateLimiter
 
 
 class FormLimits:
-    def __init__(self, settings: Settings) -> None:
-        storage: Storage = (
-            RedisStorage(f"async+{settings.redis_url}") if settings.redis_url else MemoryStorage()
-        )
-        self._limiter = FixedWindowRateLimiter(storage)
+    def __init__(self, settings: Settings, limiter: RateLimiter) -> None:
+        self._limiter = limiter
         self.form_per_ip = parse(settings.form_rate_limit_ip)
         self.per_link = parse(settings.link_rate_limit)
         self.page_per_ip = parse(settings.page_rate_limit_ip)
@@ -33,10 +28,10 @@ class FormLimits:
 
     async def blocked(self, item: RateLimitItem, *keys: str) -> int | None:
         """Count a hit; None when allowed, else the seconds to wait."""
-        if await self._limiter.hit(item, *keys):
+        verdict = await self._limiter.hit(item, *keys)
+        if verdict is None or verdict.allowed:
             return None
-        stats = await self._limiter.get_window_stats(item, *keys)
-        return max(1, math.ceil(stats.reset_time - time.time()))
+        return verdict.reset_seconds
 
 
 def limits_of(request: Request[Any, Any, Any]) -> FormLimits:
@@ -45,10 +40,18 @@ def limits_of(request: Request[Any, Any, Any]) -> FormLimits:
     if existing is None:
         from rehabref.services import services_of
 
-        existing = FormLimits(services_of(request).settings)
+        services = services_of(request)
+        existing = FormLimits(services.settings, services.rate_limiter)
         state.form_limits = existing
     return existing
 
 
 def client_ip(request: Request[Any, Any, Any]) -> str:
-    return request.client.host if request.client else "unknown"
+    """The address per-IP limits count against (``rehabref.client_address``)."""
+    from rehabref.services import services_of
+
+    return client_address(
+        request.client.host if request.client else None,
+        request.headers.getall("x-forwarded-for", []),
+        services_of(request).settings.trusted_proxies,
+    )

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import logging
-import math
 import time
 from dataclasses import dataclass
 
 from limits import parse
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import FixedWindowRateLimiter
-from limits.errors import StorageError
 from sqlalchemy import select
 
 from rehabref.api_request import ApiRequest
@@ -19,8 +14,7 @@ from rehabref.errors import ApiError
 from rehabref.logging import partner_id_var
 from rehabref.partners.keys import hash_key, parse_key
 from rehabref.partners.models import ApiKey, Partner
-
-log = logging.getLogger("rehabref.auth")
+from rehabref.rate_limiting import RateLimiter
 
 _keys = table(ApiKey)
 _partners = table(Partner)
@@ -67,27 +61,13 @@ def _unauthenticated() -> ApiError:
 
 class Authenticator:
     def __init__(
-        self, db: Database, *, cache_seconds: float, rate_limit: str, redis_url: str | None
+        self, db: Database, *, cache_seconds: float, rate_limit: str, limiter: RateLimiter
     ) -> None:
         self._db = db
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[float, Principal | None]] = {}
         self._limit = parse(rate_limit)
-        # redis-py (a project dependency) rather than limits' default client, coredis.
-        # Storage failures surface as StorageError (wrap_exceptions) and fail open, see below.
-        storage: Storage = (
-            RedisStorage(
-                f"async+{redis_url}",
-                implementation="redispy",
-                wrap_exceptions=True,
-                socket_timeout=0.5,
-                socket_connect_timeout=0.5,
-            )
-            if redis_url
-            else MemoryStorage()
-        )
-        self._storage_warned_at = 0.0
-        self._limiter = FixedWindowRateLimiter(storage)
+        self._limiter = limiter
 
     async def _resolve(self, key: str) -> Principal | None:
         digest = hash_key(key)
@@ -137,34 +117,22 @@ class Authenticator:
         return principal
 
     async def _check_rate(self, request: ApiRequest, key_id: str) -> None:
-        try:
-            allowed = await self._limiter.hit(self._limit, key_id)
-            stats = await self._limiter.get_window_stats(self._limit, key_id)
-        except StorageError as exc:
-            # The limiter protects the service; it must not take it down. While Redis is
-            # unreachable requests pass unlimited, with a warning at most once a minute.
-            now = time.monotonic()
-            if now - self._storage_warned_at > 60:
-                self._storage_warned_at = now
-                log.warning(
-                    "rate limit storage unavailable; not limiting",
-                    extra={"error_type": type(exc.storage_error).__name__},
-                )
+        verdict = await self._limiter.hit(self._limit, key_id)
+        if verdict is None:  # the counters' storage is unreachable: not limiting
             return
-        reset = max(1, math.ceil(stats.reset_time - time.time()))
         headers = {
-            "RateLimit-Limit": str(self._limit.amount),
-            "RateLimit-Remaining": str(max(0, stats.remaining)),
-            "RateLimit-Reset": str(reset),
+            "RateLimit-Limit": str(verdict.limit),
+            "RateLimit-Remaining": str(verdict.remaining),
+            "RateLimit-Reset": str(verdict.reset_seconds),
         }
-        if allowed:
+        if verdict.allowed:
             # Added to the response by the request context middleware.
             request.scope["state"]["rate_limit_headers"] = headers
             return
         raise ApiError(
             429,
             "rate_limited",
-            f"Rate limit of {self._limit.amount} requests per {self._limit.get_expiry()} s "
-            f"exceeded; retry after {reset} seconds.",
-            headers={"Retry-After": str(reset), **headers},
+            f"Rate limit of {verdict.limit} requests per {self._limit.get_expiry()} s "
+            f"exceeded; retry after {verdict.reset_seconds} seconds.",
+            headers={"Retry-After": str(verdict.reset_seconds), **headers},
         )

@@ -1,0 +1,59 @@
+"""Fixed-window counting in memory and in Redis, and failing open (rehabref.rate_limiting)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import pytest
+import redis
+from limits import parse
+
+from rehabref.rate_limiting import RateLimiter
+from tests.support.redis_server import REDIS_URL, redis_available
+from tests.support.server import free_port
+
+
+async def hits(limiter: RateLimiter, rule: str, key: str, count: int) -> list:
+    return [await limiter.hit(parse(rule), "test", key) for _ in range(count)]
+
+
+async def test_each_hit_is_judged_and_reported_by_its_own_count_in_memory():
+    verdicts = await hits(RateLimiter(None), "3/minute", "client-a", 4)
+    assert [v.allowed for v in verdicts] == [True, True, True, False]
+    assert [v.remaining for v in verdicts] == [2, 1, 0, 0]
+    assert {v.limit for v in verdicts} == {3}
+    assert all(1 <= v.reset_seconds <= 60 for v in verdicts)
+
+
+async def test_keys_and_rules_count_separately():
+    limiter = RateLimiter(None)
+    await hits(limiter, "1/minute", "client-a", 1)
+    assert not (await limiter.hit(parse("1/minute"), "test", "client-a")).allowed
+    assert (await limiter.hit(parse("1/minute"), "test", "client-b")).allowed
+    assert (await limiter.hit(parse("1/minute"), "other", "client-a")).allowed
+
+
+async def test_counters_are_shared_through_redis():
+    if not redis_available():
+        pytest.skip(f"Redis is not reachable at {REDIS_URL}")
+    key = f"client-{uuid.uuid4().hex}"
+    # Two limiters stand for two API nodes.
+    first, second = RateLimiter(REDIS_URL), RateLimiter(REDIS_URL)
+    verdicts = [await first.hit(parse("3/minute"), "test", key) for _ in range(2)]
+    verdicts += [await second.hit(parse("3/minute"), "test", key) for _ in range(2)]
+    assert [v.allowed for v in verdicts] == [True, True, True, False]
+    assert [v.remaining for v in verdicts] == [2, 1, 0, 0]
+    assert all(1 <= v.reset_seconds <= 60 for v in verdicts)
+    stored = redis.Redis.from_url(REDIS_URL).keys(f"*{key}*")
+    assert len(stored) == 1
+
+
+async def test_an_unreachable_storage_lets_hits_through_and_warns_once(caplog):
+    limiter = RateLimiter(f"redis://127.0.0.1:{free_port()}/0")
+    with caplog.at_level(logging.WARNING, logger="rehabref.rate_limiting"):
+        verdicts = await hits(limiter, "1/minute", "client-a", 3)
+    assert verdicts == [None, None, None]
+    warnings = [r for r in caplog.records if "rate limit storage unavailable" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].error_type  # type: ignore[attr-defined]

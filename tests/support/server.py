@@ -24,7 +24,13 @@ class ServerProcess:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.env = {
-            **os.environ,
+            # The server's settings are the test's alone: a REHABREF_* variable exported in
+            # the shell (a Redis URL, a rate limit...) would change what every test measures.
+            **{
+                name: value
+                for name, value in os.environ.items()
+                if not name.startswith("REHABREF_") or name.startswith("REHABREF_TEST_")
+            },
             "REHABREF_DATABASE_URL": database_url,
             "REHABREF_HOST": "127.0.0.1",
             "REHABREF_PORT": str(self.port),

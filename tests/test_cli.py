@@ -28,15 +28,17 @@ from rehabref.tables import metadata
 from tests.support.api import REFERRALS, bearer
 from tests.support.databases import postgres_admin_url, selected_backend
 from tests.support.partners import TEST_SECRET_KEY
+from tests.support.server import free_port
 
 BASE62 = set(string.ascii_letters + string.digits)
 
 
-def rehabref(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+def rehabref(database_url: str, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "REHABREF_DATABASE_URL": database_url,
         "REHABREF_SECRET_KEY": TEST_SECRET_KEY,
+        **settings,
     }
     return subprocess.run(
         [sys.executable, "-m", "rehabref.cli", *args],
@@ -274,3 +276,29 @@ def test_help_lists_the_operator_commands(database_url):
     assert result.returncode == 0
     for command in ("migrate", "serve", "partners", "operators"):
         assert command in result.stdout
+
+
+def test_serve_and_worker_refuse_a_database_that_is_not_migrated(tmp_path):
+    with empty_database(tmp_path) as url:
+        for command in (["serve", "--port", str(free_port())], ["worker"]):
+            refused = rehabref(url, *command)
+            assert refused.returncode == 2, refused.stderr
+            assert "run `rehabref migrate` first" in refused.stderr
+            assert "Traceback" not in refused.stderr + refused.stdout
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("REHABREF_RATE_LIMIT", "lots"),
+        ("REHABREF_PORT", "eighty"),
+        ("REHABREF_MESSAGING", "consol"),
+        ("REHABREF_TRUSTED_PROXIES", "proxy.internal"),
+    ],
+)
+def test_a_bad_setting_stops_any_command_with_one_line_naming_it(database_url, variable, value):
+    refused = rehabref(database_url, "migrate", **{variable: value})
+    assert refused.returncode == 2
+    assert refused.stderr.strip().startswith(f"error: {variable}: {value!r}")
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert "database is up to date" not in refused.stdout

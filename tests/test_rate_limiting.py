@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 import redis
-from limits import parse
+from limits import parse, parse_many
 
 from rehabref.rate_limiting import RateLimiter
 from tests.support.redis_server import REDIS_URL, redis_available
@@ -57,3 +57,12 @@ async def test_an_unreachable_storage_lets_hits_through_and_warns_once(caplog):
     warnings = [r for r in caplog.records if "rate limit storage unavailable" in r.getMessage()]
     assert len(warnings) == 1
     assert warnings[0].error_type  # type: ignore[attr-defined]
+
+
+async def test_several_limits_all_count_and_the_tightest_is_reported():
+    limiter = RateLimiter(None)
+    rules = parse_many("5/minute;2/minute")
+    verdicts = [await limiter.hit_all(rules, "test", "client-a") for _ in range(3)]
+    assert [v.allowed for v in verdicts] == [True, True, False]
+    assert [(v.limit, v.remaining) for v in verdicts] == [(2, 1), (2, 0), (2, 0)]
+    assert verdicts[-1].window_seconds == 60

@@ -10,7 +10,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from rehabref.config import Settings, load_settings
+from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.db import Database
 from rehabref.eligibility.cli import members_app
 from rehabref.instance_secret import SecretBox, load_secret_key
@@ -59,6 +59,33 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+@app.callback()
+def _check_settings() -> None:
+    # Every command reads the settings: a bad REHABREF_* value is one clear line and exit
+    # status 2 before any work, not a traceback from deep inside start-up.
+    try:
+        load_settings()
+    except ConfigError as exc:
+        _fail(str(exc))
+
+
+def _require_migrated(settings: Settings) -> None:
+    """Refuse to serve a schema older than this code (new columns would fail on first use)."""
+    from rehabref.migrate import missing_revisions
+
+    missing = missing_revisions(settings.database_url)
+    if missing is None:
+        typer.echo(
+            "warning: the database cannot be reached yet; /readyz answers 503 until it can",
+            err=True,
+        )
+    elif missing:
+        _fail(
+            f"the database lacks {len(missing)} migration(s) of this release "
+            f"({', '.join(missing)}); run `rehabref migrate` first"
+        )
+
+
 @app.command()
 def migrate() -> None:
     """Create or upgrade the database schema."""
@@ -89,6 +116,7 @@ def serve(
         os.environ["REHABREF_PORT"] = str(port)
     os.environ["REHABREF_RUN_WORKER"] = "0" if no_worker else "1"
     settings = load_settings()
+    _require_migrated(settings)
     if workers is None:
         workers = 1 if settings.is_sqlite else (os.cpu_count() or 1)
     uvicorn.run(
@@ -242,6 +270,7 @@ def worker() -> None:
     from rehabref.logging import configure_logging
 
     settings = load_settings()
+    _require_migrated(settings)
     configure_logging(settings.log_level)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(run_standalone(settings))

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from limits import parse_many
 
 from rehabref.client_address import Network, parse_trusted_proxies
 
@@ -39,6 +43,10 @@ class Settings:
     pdf_rate_limit_ip: str = "20/minute"
     # Reverse proxies whose X-Forwarded-For names the client for the per-IP limits.
     trusted_proxies: tuple[Network, ...] = ()
+    # Outbound patient messages: sandbox (records, sends nothing) or console (also prints).
+    messaging: str = "sandbox"
+    # How long a delivery worker's claim lasts (at least 20 s; see events/worker.py).
+    webhook_lease_seconds: float = 120.0
 
     @property
     def base_url(self) -> str:
@@ -51,23 +59,73 @@ class Settings:
         return self.database_url.startswith("sqlite")
 
 
-def load_settings(env: dict[str, str] | None = None) -> Settings:
+class ConfigError(ValueError):
+    """A REHABREF_* variable that cannot be used; the message names it."""
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+MESSAGING_ADAPTERS = ("sandbox", "console")
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Every setting read and checked at once: a typo stops start-up with a message naming the
+    variable, instead of a traceback later or a silently different behaviour."""
     source = os.environ if env is None else env
+
+    def text(name: str, default: str) -> str:
+        return source.get(name) or default
+
+    def number(name: str, default: float, convert: type[int] | type[float], minimum: float) -> Any:
+        raw = source.get(name) or ""
+        if not raw:
+            return convert(default)
+        try:
+            value = convert(raw)
+        except ValueError:
+            kind = "whole number" if convert is int else "number"
+            raise ConfigError(f"{name}: {raw!r} is not a {kind}") from None
+        if value < minimum or value != value:  # NaN compares unequal to itself
+            raise ConfigError(f"{name}: must be at least {minimum}, not {raw!r}")
+        return value
+
+    def limit(name: str, default: str) -> str:
+        raw = text(name, default)
+        try:
+            parse_many(raw)
+        except ValueError:
+            raise ConfigError(
+                f"{name}: {raw!r} is not a rate limit; write it like 100/second or 10/minute"
+            ) from None
+        return raw
+
+    def choice(name: str, default: str, allowed: tuple[str, ...]) -> str:
+        raw = text(name, default)
+        value = raw.strip().upper() if allowed is LOG_LEVELS else raw.strip().lower()
+        if value not in allowed:
+            raise ConfigError(f"{name}: {raw!r} is not one of {', '.join(allowed)}")
+        return value
+
+    try:
+        trusted_proxies = parse_trusted_proxies(text("REHABREF_TRUSTED_PROXIES", ""))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     return Settings(
-        database_url=source.get("REHABREF_DATABASE_URL") or "sqlite:///./rehabref.db",
-        host=source.get("REHABREF_HOST") or "127.0.0.1",
-        port=int(source.get("REHABREF_PORT") or 8000),
-        public_base_url=source.get("REHABREF_PUBLIC_BASE_URL") or "",
+        database_url=text("REHABREF_DATABASE_URL", "sqlite:///./rehabref.db"),
+        host=text("REHABREF_HOST", "127.0.0.1"),
+        port=number("REHABREF_PORT", 8000, int, 0),
+        public_base_url=text("REHABREF_PUBLIC_BASE_URL", ""),
         redis_url=source.get("REHABREF_REDIS_URL") or None,
-        rate_limit=source.get("REHABREF_RATE_LIMIT") or "100/second",
+        rate_limit=limit("REHABREF_RATE_LIMIT", "100/second"),
         allow_private_webhook_targets=_flag(source.get("REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS")),
-        webhook_retry_base_seconds=float(source.get("REHABREF_WEBHOOK_RETRY_BASE_SECONDS") or 5),
+        webhook_retry_base_seconds=number("REHABREF_WEBHOOK_RETRY_BASE_SECONDS", 5, float, 0),
         secret_key=source.get("REHABREF_SECRET_KEY") or None,
-        log_level=(source.get("REHABREF_LOG_LEVEL") or "INFO").upper(),
-        auth_cache_seconds=float(source.get("REHABREF_AUTH_CACHE_SECONDS") or 5),
-        form_rate_limit_ip=source.get("REHABREF_FORM_RATE_LIMIT_IP") or "10/minute",
-        link_rate_limit=source.get("REHABREF_LINK_RATE_LIMIT") or "100/hour",
-        page_rate_limit_ip=source.get("REHABREF_PAGE_RATE_LIMIT_IP") or "120/minute",
-        pdf_rate_limit_ip=source.get("REHABREF_PDF_RATE_LIMIT_IP") or "20/minute",
-        trusted_proxies=parse_trusted_proxies(source.get("REHABREF_TRUSTED_PROXIES") or ""),
+        log_level=choice("REHABREF_LOG_LEVEL", "INFO", LOG_LEVELS),
+        auth_cache_seconds=number("REHABREF_AUTH_CACHE_SECONDS", 5, float, 0),
+        form_rate_limit_ip=limit("REHABREF_FORM_RATE_LIMIT_IP", "10/minute"),
+        link_rate_limit=limit("REHABREF_LINK_RATE_LIMIT", "100/hour"),
+        page_rate_limit_ip=limit("REHABREF_PAGE_RATE_LIMIT_IP", "120/minute"),
+        pdf_rate_limit_ip=limit("REHABREF_PDF_RATE_LIMIT_IP", "20/minute"),
+        trusted_proxies=trusted_proxies,
+        messaging=choice("REHABREF_MESSAGING", "sandbox", MESSAGING_ADAPTERS),
+        webhook_lease_seconds=number("REHABREF_WEBHOOK_LEASE_SECONDS", 120, float, 20),
     )

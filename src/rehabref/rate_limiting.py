@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from limits import RateLimitItem
@@ -27,6 +28,7 @@ WARN_EVERY_SECONDS = 60.0
 class Verdict:
     allowed: bool
     limit: int
+    window_seconds: int
     remaining: int
     # Whole seconds until the window resets (at least 1): the Retry-After value.
     reset_seconds: int
@@ -52,6 +54,23 @@ class RateLimiter:
         self._storage = storage_for(redis_url)
         self._warned_at = -WARN_EVERY_SECONDS
 
+    async def hit_all(self, items: Sequence[RateLimitItem], *identifiers: str) -> Verdict | None:
+        """Count one hit against each of several limits (``10/second;300/minute``).
+
+        Allowed when every one allows it. The verdict reported is the refusing limit that
+        resets last (its wait is enough for all), or else the one with the least left.
+        """
+        verdicts = []
+        for item in items:
+            verdict = await self.hit(item, *identifiers)
+            if verdict is None:
+                return None
+            verdicts.append(verdict)
+        refused = [v for v in verdicts if not v.allowed]
+        if refused:
+            return max(refused, key=lambda v: v.reset_seconds)
+        return min(verdicts, key=lambda v: v.remaining)
+
     async def hit(self, item: RateLimitItem, *identifiers: str) -> Verdict | None:
         """Count one hit for ``identifiers``; None when the storage could not be reached.
 
@@ -75,6 +94,7 @@ class RateLimiter:
         return Verdict(
             allowed=count <= item.amount,
             limit=item.amount,
+            window_seconds=item.get_expiry(),
             remaining=max(0, item.amount - count),
             reset_seconds=max(1, math.ceil(resets_at - time.time())),
         )

@@ -77,10 +77,6 @@ class WorkerConfig:
     idle_seconds: float = 0.05
 
 
-def lease_seconds_from_env() -> float:
-    return float(os.environ.get("REHABREF_WEBHOOK_LEASE_SECONDS") or 120)
-
-
 class DeliveryWorker:
     def __init__(
         self,
@@ -384,7 +380,7 @@ def config_from(settings: Any) -> WorkerConfig:
     return WorkerConfig(
         retry_base_seconds=settings.webhook_retry_base_seconds,
         allow_private_targets=settings.allow_private_webhook_targets,
-        lease_seconds=lease_seconds_from_env(),
+        lease_seconds=settings.webhook_lease_seconds,
     )
 
 

@@ -9,7 +9,6 @@ does the same and prints one redacted line to standard output.
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -18,6 +17,7 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
+from rehabref.config import load_settings
 from rehabref.db import Database, table
 from rehabref.ids import new_id
 from rehabref.intake.models import OutboundMessage
@@ -102,7 +102,6 @@ class ConsoleMessaging(SandboxMessaging):
 
 def messaging_from_env(db: Database, env: Mapping[str, str] | None = None) -> MessagingAdapter:
     """``REHABREF_MESSAGING``: ``sandbox`` (default) or ``console``."""
-    choice = (env if env is not None else os.environ).get("REHABREF_MESSAGING") or "sandbox"
-    if choice.strip().lower() == "console":
+    if load_settings(env).messaging == "console":
         return ConsoleMessaging(db)
     return SandboxMessaging(db)

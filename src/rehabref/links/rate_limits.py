@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from limits import RateLimitItem, parse
+from limits import RateLimitItem, parse_many
 from litestar import Request
 
 from rehabref.client_address import client_address
@@ -21,14 +21,14 @@ from rehabref.rate_limiting import RateLimiter
 class FormLimits:
     def __init__(self, settings: Settings, limiter: RateLimiter) -> None:
         self._limiter = limiter
-        self.form_per_ip = parse(settings.form_rate_limit_ip)
-        self.per_link = parse(settings.link_rate_limit)
-        self.page_per_ip = parse(settings.page_rate_limit_ip)
-        self.pdf_per_ip = parse(settings.pdf_rate_limit_ip)
+        self.form_per_ip = parse_many(settings.form_rate_limit_ip)
+        self.per_link = parse_many(settings.link_rate_limit)
+        self.page_per_ip = parse_many(settings.page_rate_limit_ip)
+        self.pdf_per_ip = parse_many(settings.pdf_rate_limit_ip)
 
-    async def blocked(self, item: RateLimitItem, *keys: str) -> int | None:
+    async def blocked(self, items: list[RateLimitItem], *keys: str) -> int | None:
         """Count a hit; None when allowed, else the seconds to wait."""
-        verdict = await self._limiter.hit(item, *keys)
+        verdict = await self._limiter.hit_all(items, *keys)
         if verdict is None or verdict.allowed:
             return None
         return verdict.reset_seconds

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from limits import parse
+from limits import parse_many
 from sqlalchemy import select
 
 from rehabref.api_request import ApiRequest
@@ -66,7 +66,7 @@ class Authenticator:
         self._db = db
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[float, Principal | None]] = {}
-        self._limit = parse(rate_limit)
+        self._limits = parse_many(rate_limit)
         self._limiter = limiter
 
     async def _resolve(self, key: str) -> Principal | None:
@@ -117,7 +117,7 @@ class Authenticator:
         return principal
 
     async def _check_rate(self, request: ApiRequest, key_id: str) -> None:
-        verdict = await self._limiter.hit(self._limit, key_id)
+        verdict = await self._limiter.hit_all(self._limits, key_id)
         if verdict is None:  # the counters' storage is unreachable: not limiting
             return
         headers = {
@@ -132,7 +132,7 @@ class Authenticator:
         raise ApiError(
             429,
             "rate_limited",
-            f"Rate limit of {verdict.limit} requests per {self._limit.get_expiry()} s "
+            f"Rate limit of {verdict.limit} requests per {verdict.window_seconds} s "
             f"exceeded; retry after {verdict.reset_seconds} seconds.",
             headers={"Retry-After": str(verdict.reset_seconds), **headers},
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import secrets
 import string
 import subprocess
@@ -28,14 +27,14 @@ from rehabref.tables import metadata
 from tests.support.api import REFERRALS, bearer
 from tests.support.databases import postgres_admin_url, selected_backend
 from tests.support.partners import TEST_SECRET_KEY
-from tests.support.server import free_port
+from tests.support.server import free_port, isolated_environ
 
 BASE62 = set(string.ascii_letters + string.digits)
 
 
 def rehabref(database_url: str, *args: str, **settings: str) -> subprocess.CompletedProcess[str]:
     env = {
-        **os.environ,
+        **isolated_environ(),
         "REHABREF_DATABASE_URL": database_url,
         "REHABREF_SECRET_KEY": TEST_SECRET_KEY,
         **settings,

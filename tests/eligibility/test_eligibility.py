@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import uuid
@@ -14,6 +13,7 @@ from rehabref.db import Database
 from rehabref.eligibility.service import consume_session
 from tests.conftest import auth
 from tests.shapeg.bodies import g_referral, one
+from tests.support.server import isolated_environ
 
 PATH = "/api/v1/partners/eligibility"
 PHONE = "+2348031112222"
@@ -49,7 +49,7 @@ def members(database_url, tmp_path_factory):
             "AXA_MANSARD",
             str(path),
         ],
-        env={**os.environ, "REHABREF_DATABASE_URL": database_url},
+        env={**isolated_environ(), "REHABREF_DATABASE_URL": database_url},
         capture_output=True,
         text=True,
         timeout=120,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -15,13 +14,14 @@ import pytest
 
 from tests.conftest import auth
 from tests.support.receiver import Receiver
+from tests.support.server import isolated_environ
 
 
 class WorkerProcess:
     def __init__(self, database_url: str, log_path: Path, **env: str) -> None:
         self.log_path = log_path
         self.env = {
-            **os.environ,
+            **isolated_environ(),
             "REHABREF_DATABASE_URL": database_url,
             "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from tests.conftest import auth, count
 from tests.events.conftest import register, trigger
 from tests.support.payloads import v1_referral
 from tests.support.receiver import Receiver
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, isolated_environ
 
 
 def test_referral_event_is_signed_and_verified_by_independent_receiver(
@@ -179,7 +178,7 @@ def test_secret_rotation_sends_both_signatures(
     rotated = subprocess.run(
         [*command, "--partner", partner["partner_id"], "--env", "test", "--json"],
         env={
-            **os.environ,
+            **isolated_environ(),
             "REHABREF_DATABASE_URL": database_url,
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
         },

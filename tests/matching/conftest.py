@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.databases import fresh_database
+from tests.support.server import isolated_environ
 
 REGISTRY_CSV = Path(__file__).parent / "data" / "physios.csv"
 
@@ -18,7 +18,7 @@ REGISTRY_CSV = Path(__file__).parent / "data" / "physios.csv"
 def run_import(database_url: str, path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rehabref.cli", "physios", "import", str(path)],
-        env={**os.environ, "REHABREF_DATABASE_URL": database_url},
+        env={**isolated_environ(), "REHABREF_DATABASE_URL": database_url},
         capture_output=True,
         text=True,
         timeout=120,

@@ -4,7 +4,6 @@ revocation through the `rehabref partners keys` CLI."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -15,12 +14,12 @@ import pytest
 
 from tests.support.api import REFERRALS, bearer, create, error_of
 from tests.support.partners import TEST_SECRET_KEY
-from tests.support.server import ServerProcess
+from tests.support.server import ServerProcess, isolated_environ
 
 
 def cli(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
-        **os.environ,
+        **isolated_environ(),
         "REHABREF_DATABASE_URL": database_url,
         "REHABREF_SECRET_KEY": TEST_SECRET_KEY,
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -13,6 +12,7 @@ import httpx
 import pytest
 
 from tests.support.partners import TEST_SECRET_KEY
+from tests.support.server import isolated_environ
 
 OPS = "/api/v1/ops"
 
@@ -31,7 +31,7 @@ def create_operator(database_url: str, name: str | None = None) -> str:
             name or f"Coordinator {uuid.uuid4().hex[:6]}",
         ],
         env={
-            **os.environ,
+            **isolated_environ(),
             "REHABREF_DATABASE_URL": database_url,
             "REHABREF_SECRET_KEY": TEST_SECRET_KEY,
         },

@@ -12,6 +12,17 @@ from pathlib import Path
 import httpx
 
 
+def isolated_environ() -> dict[str, str]:
+    """This process's environment for a rehabref subprocess, without the REHABREF_* settings
+    exported in the shell (a Redis URL, a rate limit...): its settings are the test's alone.
+    The suite's own REHABREF_TEST_* variables are kept."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("REHABREF_") or name.startswith("REHABREF_TEST_")
+    }
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -24,13 +35,7 @@ class ServerProcess:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_path
         self.env = {
-            # The server's settings are the test's alone: a REHABREF_* variable exported in
-            # the shell (a Redis URL, a rate limit...) would change what every test measures.
-            **{
-                name: value
-                for name, value in os.environ.items()
-                if not name.startswith("REHABREF_") or name.startswith("REHABREF_TEST_")
-            },
+            **isolated_environ(),
             "REHABREF_DATABASE_URL": database_url,
             "REHABREF_HOST": "127.0.0.1",
             "REHABREF_PORT": str(self.port),

@@ -65,6 +65,7 @@ def _wait_for(check: Any, what: str, seconds: float = 20) -> Any:
 
 
 def _shot(page: Page, name: str) -> None:
+    page.wait_for_load_state()  # a screenshot taken mid-navigation fails in Chromium
     page.screenshot(path=str(SCREENSHOTS / f"console-{name}.png"), full_page=True)
 
 
@@ -115,6 +116,9 @@ def test_coordinator_moves_a_referral_and_redelivers(world: dict[str, Any]) -> N
         expect(page.get_by_role("heading", name="Referrals")).to_be_visible()
         page.get_by_label("Search").fill(ref)
         page.get_by_role("button", name="Search").click()
+        # The search is a page load: wait for its answer before looking at it.
+        page.wait_for_url(lambda url: f"q={ref}" in url)
+        expect(page.get_by_label("Search")).to_have_value(ref)
         _shot(page, "2-board")
         page.get_by_role("link", name=ref).click()
         expect(page.get_by_role("heading", name="Amaka")).to_be_visible()

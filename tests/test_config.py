@@ -55,6 +55,10 @@ def test_values_are_read_and_normalised():
         ("REHABREF_MESSAGING", "whatsapp", "is not one of sandbox, console"),
         ("REHABREF_LOG_LEVEL", "loud", "is not one of DEBUG"),
         ("REHABREF_TRUSTED_PROXIES", "proxy.internal", "is not an IP address"),
+        ("REHABREF_PUBLIC_BASE_URL", "refer.example.com", "use a URL starting with http://"),
+        ("REHABREF_PUBLIC_BASE_URL", "https://refer.example.com/?x=1", "no query"),
+        ("REHABREF_DATABASE_URL", "mysql://rehabref@db/rehabref", "scheme 'mysql'"),
+        ("REHABREF_REDIS_URL", "http://cache:6379", "scheme 'http'"),
     ],
 )
 def test_a_value_that_cannot_be_used_names_its_variable(variable, value, problem):
@@ -62,3 +66,23 @@ def test_a_value_that_cannot_be_used_names_its_variable(variable, value, problem
         load_settings({variable: value})
     assert str(refused.value).startswith(f"{variable}: ")
     assert problem in str(refused.value)
+
+
+def test_a_refused_url_that_may_hold_a_password_is_not_echoed():
+    for variable in ("REHABREF_DATABASE_URL", "REHABREF_REDIS_URL"):
+        with pytest.raises(ConfigError) as refused:
+            load_settings({variable: "mysql://admin:hunter2@db.internal/prod"})
+        assert "hunter2" not in str(refused.value)
+        assert "db.internal" not in str(refused.value)
+
+
+def test_supported_database_and_redis_urls_are_accepted():
+    for database_url in (
+        "sqlite:///./rehabref.db",
+        "sqlite:////var/lib/rehabref/rehabref.db",
+        "postgresql://rehabref:secret@db:5432/rehabref",
+        "postgresql+asyncpg://rehabref@db/rehabref",
+    ):
+        assert load_settings({"REHABREF_DATABASE_URL": database_url}).database_url == database_url
+    for redis_url in ("redis://cache:6379/0", "rediss://:secret@cache:6380/0"):
+        assert load_settings({"REHABREF_REDIS_URL": redis_url}).redis_url == redis_url

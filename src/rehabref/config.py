@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from limits import parse_many
 
@@ -64,6 +65,7 @@ class ConfigError(ValueError):
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+DATABASE_SCHEMES = ("sqlite", "postgresql", "postgres")
 MESSAGING_ADAPTERS = ("sandbox", "console")
 
 
@@ -105,16 +107,41 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             raise ConfigError(f"{name}: {raw!r} is not one of {', '.join(allowed)}")
         return value
 
+    def url(name: str, default: str, schemes: tuple[str, ...], *, secret: bool) -> str:
+        """A URL of one of ``schemes``; a URL that may hold a password is not echoed back."""
+        raw = text(name, default)
+        if not raw:
+            return raw
+        parts = urlsplit(raw)
+        scheme = parts.scheme.lower().split("+", 1)[0]
+        if scheme not in schemes or not (parts.netloc or parts.path):
+            shown = f"scheme {parts.scheme!r}" if secret else repr(raw)
+            raise ConfigError(
+                f"{name}: {shown} is not supported; use a URL starting with "
+                + " or ".join(f"{option}://" for option in schemes)
+            )
+        return raw
+
+    database_url = url(
+        "REHABREF_DATABASE_URL", "sqlite:///./rehabref.db", DATABASE_SCHEMES, secret=True
+    )
+    public_base_url = url("REHABREF_PUBLIC_BASE_URL", "", ("http", "https"), secret=False)
+    if public_base_url and (not urlsplit(public_base_url).netloc or "?" in public_base_url):
+        raise ConfigError(
+            f"REHABREF_PUBLIC_BASE_URL: {public_base_url!r} must be an absolute http(s) address "
+            "with a host and no query, e.g. https://refer.example.com"
+        )
+    redis_url = url("REHABREF_REDIS_URL", "", ("redis", "rediss", "unix"), secret=True) or None
     try:
         trusted_proxies = parse_trusted_proxies(text("REHABREF_TRUSTED_PROXIES", ""))
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     return Settings(
-        database_url=text("REHABREF_DATABASE_URL", "sqlite:///./rehabref.db"),
+        database_url=database_url,
         host=text("REHABREF_HOST", "127.0.0.1"),
         port=number("REHABREF_PORT", 8000, int, 0),
-        public_base_url=text("REHABREF_PUBLIC_BASE_URL", ""),
-        redis_url=source.get("REHABREF_REDIS_URL") or None,
+        public_base_url=public_base_url,
+        redis_url=redis_url,
         rate_limit=limit("REHABREF_RATE_LIMIT", "100/second"),
         allow_private_webhook_targets=_flag(source.get("REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS")),
         webhook_retry_base_seconds=number("REHABREF_WEBHOOK_RETRY_BASE_SECONDS", 5, float, 0),

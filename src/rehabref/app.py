@@ -24,7 +24,7 @@ from rehabref.events import ops_endpoints as event_ops_endpoints
 from rehabref.events import worker as delivery_worker
 from rehabref.instance_secret import SecretBox, load_secret_key
 from rehabref.intake import pages as intake_pages
-from rehabref.intake.messaging import messaging_from_env
+from rehabref.intake.messaging import messaging_for
 from rehabref.links import endpoints as link_endpoints
 from rehabref.links import public as link_pages
 from rehabref.logging import configure_logging
@@ -61,7 +61,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 limiter=rate_limiter,
             ),
             rate_limiter=rate_limiter,
-            messaging=messaging_from_env(db),
+            messaging=messaging_for(db, settings),
         )
         app.state.delivery_worker = delivery_worker.start_in_process(
             db, app.state.services.box, settings

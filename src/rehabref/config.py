@@ -101,11 +101,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         return raw
 
     def choice(name: str, default: str, allowed: tuple[str, ...]) -> str:
+        """One of ``allowed``, whatever the case and surrounding spaces of the value."""
         raw = text(name, default)
-        value = raw.strip().upper() if allowed is LOG_LEVELS else raw.strip().lower()
-        if value not in allowed:
-            raise ConfigError(f"{name}: {raw!r} is not one of {', '.join(allowed)}")
-        return value
+        for option in allowed:
+            if raw.strip().lower() == option.lower():
+                return option
+        raise ConfigError(f"{name}: {raw!r} is not one of {', '.join(allowed)}")
 
     def url(name: str, default: str, schemes: tuple[str, ...], *, secret: bool) -> str:
         """A URL of one of ``schemes``; a URL that may hold a password is not echoed back."""

@@ -6,11 +6,12 @@ import asyncio
 
 from sqlalchemy import text
 
+from rehabref.config import load_settings
 from rehabref.db import Database
 from rehabref.intake.messaging import (
     ConsoleMessaging,
     SandboxMessaging,
-    messaging_from_env,
+    messaging_for,
     recipient_ref,
 )
 
@@ -46,7 +47,7 @@ def test_sandbox_records_the_request_and_nothing_secret(database_url, sql):
 def test_console_prints_one_redacted_line(database_url, capsys):
     db = Database(database_url, pool_size=1)
     try:
-        adapter = messaging_from_env(db, {"REHABREF_MESSAGING": "console"})
+        adapter = messaging_for(db, load_settings({"REHABREF_MESSAGING": "console"}))
         assert isinstance(adapter, ConsoleMessaging)
         _send(adapter, referral_id="ref_y")
     finally:
@@ -59,7 +60,10 @@ def test_console_prints_one_redacted_line(database_url, capsys):
 def test_sandbox_is_the_default(database_url):
     db = Database(database_url, pool_size=1)
     try:
-        assert type(messaging_from_env(db, {})) is SandboxMessaging
-        assert type(messaging_from_env(db, {"REHABREF_MESSAGING": "sandbox"})) is SandboxMessaging
+        assert type(messaging_for(db, load_settings({}))) is SandboxMessaging
+        assert (
+            type(messaging_for(db, load_settings({"REHABREF_MESSAGING": "sandbox"})))
+            is SandboxMessaging
+        )
     finally:
         asyncio.run(db.dispose())

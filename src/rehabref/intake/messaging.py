@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
-from rehabref.config import load_settings
+from rehabref.config import Settings
 from rehabref.db import Database, table
 from rehabref.ids import new_id
 from rehabref.intake.models import OutboundMessage
@@ -100,8 +99,8 @@ class ConsoleMessaging(SandboxMessaging):
         )
 
 
-def messaging_from_env(db: Database, env: Mapping[str, str] | None = None) -> MessagingAdapter:
+def messaging_for(db: Database, settings: Settings) -> MessagingAdapter:
     """``REHABREF_MESSAGING``: ``sandbox`` (default) or ``console``."""
-    if load_settings(env).messaging == "console":
+    if settings.messaging == "console":
         return ConsoleMessaging(db)
     return SandboxMessaging(db)

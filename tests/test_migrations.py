@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -124,3 +125,38 @@ def test_missing_revisions_tells_serve_whether_the_schema_is_behind(database_url
         engine.dispose()
     assert missing_revisions(scratch) == []
     assert missing_revisions("postgresql://postgres@127.0.0.1:1/unreachable") is None
+
+
+def _partner_keys(database_url: str) -> dict[str, bool]:
+    """For each table with a ``partner_id`` column: whether it has a foreign key to partners."""
+    engine = create_engine(sync_url(database_url))
+    try:
+        inspector = inspect(engine)
+        return {
+            table: any(
+                fk["referred_table"] == "partners" for fk in inspector.get_foreign_keys(table)
+            )
+            for table in inspector.get_table_names()
+            if any(column["name"] == "partner_id" for column in inspector.get_columns(table))
+        }
+    finally:
+        engine.dispose()
+
+
+def test_hot_create_tables_have_no_partner_key_and_the_rest_keep_theirs(database_url):
+    keys = _partner_keys(database_url)
+    assert keys.pop("referrals") is False
+    assert keys.pop("events") is False
+    # Idempotency records never had one (their scope may name any partner).
+    keys.pop("idempotency_records")
+    assert keys and all(keys.values()), keys
+
+
+def test_dropping_the_partner_keys_downgrades_and_upgrades_again(tmp_path):
+    scratch = f"sqlite:///{tmp_path / 'scratch.db'}"
+    upgrade(scratch)
+    command.downgrade(alembic_config(scratch), "0009")
+    restored = _partner_keys(scratch)
+    assert restored["referrals"] and restored["events"]
+    upgrade(scratch)
+    assert differences(scratch) == []

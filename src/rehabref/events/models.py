@@ -33,7 +33,8 @@ class Event(Base):
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    partner_id: Mapped[str] = mapped_column(ForeignKey("partners.id"))
+    # No foreign key (migration 0010): its row lock on the partner cost every create.
+    partner_id: Mapped[str] = mapped_column(String(40))
     environment: Mapped[str] = mapped_column(String(8))
     type: Mapped[str] = mapped_column(String(48))
     referral_id: Mapped[str | None] = mapped_column(String(40), nullable=True)

@@ -40,7 +40,8 @@ class Referral(Base):
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    partner_id: Mapped[str] = mapped_column(ForeignKey("partners.id"))
+    # No foreign key (migration 0010): its row lock on the partner cost every create.
+    partner_id: Mapped[str] = mapped_column(String(40))
     environment: Mapped[str] = mapped_column(String(8))
     shape: Mapped[str] = mapped_column(String(4))  # v1 | g
     status: Mapped[str] = mapped_column(String(24))

@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import msgspec
-import phonenumbers
 from pydantic import AfterValidator, StringConstraints
 from pydantic_core import PydanticCustomError
+
+from rehabref import e164 as e164_numbers
 
 _EMAIL = re.compile(
     r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)+$"
@@ -47,19 +48,8 @@ def accepted(value: bool) -> bool:
     return value
 
 
-def e164(value: str) -> str:
-    if not value.startswith("+"):
-        raise ValueError("Use E.164 format, e.g. +2348031234567.")
-    try:
-        parsed = phonenumbers.parse(value, None)
-    except phonenumbers.NumberParseException as exc:
-        raise ValueError("Use E.164 format, e.g. +2348031234567.") from exc
-    if not phonenumbers.is_valid_number(parsed):
-        raise ValueError("Not a valid phone number; use E.164 format, e.g. +2348031234567.")
-    formatted = phonenumbers.format_number(parsed, phonenumbers.PhoneNumberFormat.E164)
-    if formatted != value:
-        raise ValueError(f"Use E.164 format without spaces or punctuation: {formatted[:4]}...")
-    return value
+# Phone numbers: exactly E.164, as libphonenumber validates them (rehabref.e164).
+e164 = e164_numbers.check
 
 
 def email(value: str) -> str:

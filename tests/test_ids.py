@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rehabref import ids
 from rehabref.ids import ALPHABET, new_id, new_id_block, random_token
 
 ID = re.compile(r"^ref_[0-9a-hjkmnp-tv-z]{26}$")
@@ -56,3 +60,18 @@ def test_an_id_block_fits_between_the_ids_made_before_and_after_it():
     assert all(re.match(r"^dlv_[0-9a-hjkmnp-tv-z]{26}$", item) for item in block)
     assert before < block[0] and block == sorted(block) and block[-1] < after
     assert new_id_block("dlv") > after
+
+
+@settings(max_examples=2000)
+@given(st.integers(min_value=0, max_value=(1 << 128) - 1))
+def test_the_fast_encoding_is_the_plain_base32_of_the_value(value):
+    assert ids._encode(value) == ids._base32(value, 26)
+
+
+def test_ids_made_across_milliseconds_carry_each_ones_time():
+    # The time part is cached per millisecond: a new millisecond must not reuse it.
+    a = new_id("ref", now_ms=1_700_000_000_000)
+    b = new_id("ref", now_ms=1_700_000_000_001)
+    c = new_id("ref", now_ms=1_700_000_000_000)
+    assert a[:14] == c[:14] != b[:14]
+    assert b[:14] == "ref_" + ids._base32(1_700_000_000_001, 10)

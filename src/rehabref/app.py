@@ -47,7 +47,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or load_settings()
 
     async def start(app: Litestar) -> None:
-        db = Database(settings.database_url)
+        db = Database(settings.database_url, hot_path_connections=settings.hot_path_connections)
         secret_key = await load_secret_key(db, settings.secret_key)
         rate_limiter = RateLimiter(settings.redis_url)
         app.state.services = Services(

@@ -74,7 +74,9 @@ def _sqlite_engine(url: str, begin_statement: str) -> AsyncEngine:
 
 
 class Database:
-    def __init__(self, url: str, *, pool_size: int = 20) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = 20, hot_path_connections: int | None = None
+    ) -> None:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         target = async_url(url)
@@ -92,7 +94,7 @@ class Database:
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
         # PostgreSQL: raw asyncpg connections for the hot paths (``fast_read``, ``autocommit``).
         self._raw_pool: RawPool | None = None
-        self._raw_pool_size = max(2, pool_size // 2)
+        self._raw_pool_size = hot_path_connections or max(2, pool_size // 2)
 
     @property
     def engine(self) -> AsyncEngine:

@@ -75,3 +75,27 @@ def test_ids_made_across_milliseconds_carry_each_ones_time():
     c = new_id("ref", now_ms=1_700_000_000_000)
     assert a[:14] == c[:14] != b[:14]
     assert b[:14] == "ref_" + ids._base32(1_700_000_000_001, 10)
+
+
+def test_the_random_part_comes_from_fresh_os_randomness_after_each_refill():
+    # Enough ids to refill the pool of OS random bytes several times: no two share their
+    # random part (equal random parts would show as equal ids at the same millisecond).
+    count = ids._REFILL_BYTES // ids._RANDOM_BYTES * 3
+    randoms = {ids._random_value(0) for _ in range(count)}
+    assert len(randoms) == count
+
+
+def test_a_forked_child_does_not_reuse_the_parents_random_bytes():
+    import os
+
+    ids._random_value(0)  # the parent now holds unused random bytes in its pool
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next random part, then leave at once
+        os.write(write_end, str(ids._random_value(0)).encode())
+        os._exit(0)
+    os.close(write_end)
+    child = int(os.read(read_end, 64))
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert child != ids._random_value(0)

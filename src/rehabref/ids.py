@@ -66,9 +66,32 @@ _lock = threading.Lock()
 _last = 0
 
 
+# Random bytes for ids, read from the OS about 4 KiB at a time: a getrandom() system call per
+# id was a visible share of a create, which makes five ids. Taken under the lock; a forked
+# child starts with none, so parent and child never hand out the same bytes.
+_RANDOM_BYTES = _RANDOM_BITS // 8
+_REFILL_BYTES = _RANDOM_BYTES * 400
+_random_pool = b""
+_random_offset = 0
+
+
+def _forget_random_pool() -> None:
+    global _random_pool, _random_offset
+    _random_pool, _random_offset = b"", 0
+
+
+os.register_at_fork(after_in_child=_forget_random_pool)
+
+
 def _random_value(millis: int) -> int:
-    # os.urandom directly: secrets.randbits adds a Python-level call around the same bytes.
-    return (millis << _RANDOM_BITS) | int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big")
+    global _random_pool, _random_offset
+    with _lock:
+        start = _random_offset
+        if start >= len(_random_pool):
+            _random_pool, start = os.urandom(_REFILL_BYTES), 0
+        _random_offset = end = start + _RANDOM_BYTES
+        chunk = _random_pool[start:end]
+    return (millis << _RANDOM_BITS) | int.from_bytes(chunk, "big")
 
 
 def _claim(value: int, *, block_bits: int = 0) -> int:

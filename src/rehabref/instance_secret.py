@@ -60,13 +60,21 @@ class SecretBox:
 
     def __init__(self, secret_key: str) -> None:
         root = secret_key.encode()
-        self._signing_key = hmac.new(root, b"rehabref/sign/v1", hashlib.sha256).digest()
+        signing_key = hmac.new(root, b"rehabref/sign/v1", hashlib.sha256).digest()
+        # HMAC-SHA256 with its two padded key blocks hashed once, here: each signature then
+        # copies the two states (RFC 2104). hmac.digest set the key up on every call, over
+        # half of a signature's cost, and a create signs a patient link.
+        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in signing_key.ljust(64, b"\0")))
+        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in signing_key.ljust(64, b"\0")))
         sealing_key = hmac.new(root, b"rehabref/seal/v1", hashlib.sha256).digest()
         self._fernet = Fernet(base64.urlsafe_b64encode(sealing_key))
 
     def sign(self, message: str) -> str:
-        # One-shot HMAC (in C): several times cheaper than building an hmac object.
-        digest = hmac.digest(self._signing_key, message.encode(), "sha256")
+        inner = self._inner.copy()
+        inner.update(message.encode())
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        digest = outer.digest()
         return base64.urlsafe_b64encode(digest[:24]).decode().rstrip("=")
 
     def verify(self, message: str, signature: str) -> bool:

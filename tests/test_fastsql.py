@@ -14,6 +14,7 @@ from rehabref.fastsql import (
     SingleStatementViolation,
     Statement,
     batched_inserts,
+    batching,
     execute,
     execute_many,
     fetch_all,
@@ -92,6 +93,30 @@ async def test_a_read_of_a_queued_table_sees_the_queued_rows(db):
         await execute(conn, INSERT_PARTNER, row)
         found = await fetch_one(conn, PARTNER, {"id": row["id"]})
         assert found is not None
+
+
+async def test_an_error_inside_a_batch_sends_nothing_and_ends_the_batch(db):
+    row = partner_row("Never Sent")
+    with pytest.raises(RuntimeError):
+        async with db.autocommit() as conn, batched_inserts(conn, single_statement=True):
+            await execute(conn, INSERT_PARTNER, row)
+            raise RuntimeError("abort before the statement is sent")
+    assert not batching(conn)
+    async with db.fast_read() as conn:
+        assert await fetch_one(conn, PARTNER, {"id": row["id"]}) is None
+
+
+async def test_a_nested_batch_joins_the_outer_one(db, backend):
+    outer, inner = partner_row("Outer"), partner_row("Inner")
+    async with db.write() as conn, batched_inserts(conn):
+        await execute(conn, INSERT_PARTNER, outer)
+        async with batched_inserts(conn):
+            await execute(conn, INSERT_PARTNER, inner)
+        # Leaving the inner block sent nothing: both rows still wait in the outer batch.
+        assert batching(conn) == (backend == "postgres")
+    async with db.read() as conn:
+        for row in (outer, inner):
+            assert await fetch_one(conn, PARTNER, {"id": row["id"]}) is not None
 
 
 async def test_a_unique_violation_in_a_batch_is_an_integrity_error_and_rolls_back(db):

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from types import TracebackType
 from typing import Any, cast
 
 import asyncpg
 from sqlalchemy import Table, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
 
 from rehabref.fastsql import Connection, RawConnection
-from rehabref.raw_pool import RawPool
+from rehabref.raw_pool import Checkout, RawPool
 
 HOT_PATH_SERVER_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
 
@@ -110,32 +111,19 @@ class Database:
             async with self._writer.begin() as conn:
                 yield conn
 
-    @asynccontextmanager
-    async def autocommit(self) -> AsyncIterator[Connection]:
+    def autocommit(self) -> AbstractAsyncContextManager[Connection]:
         """For a write that is one ``fastsql`` statement (single-statement batches).
 
         On PostgreSQL a raw autocommit connection: the statement commits on its own, without
         BEGIN and COMMIT round trips. On SQLite the usual write transaction.
         """
-        if self.is_sqlite:
-            async with self.write() as conn:
-                yield conn
-        else:
-            async with self._raw() as raw:
-                yield raw
+        return self.write() if self.is_sqlite else self._raw()
 
-    @asynccontextmanager
-    async def fast_read(self) -> AsyncIterator[Connection]:
+    def fast_read(self) -> AbstractAsyncContextManager[Connection]:
         """For reads made only through ``fastsql``: a raw pooled connection on PostgreSQL."""
-        if self.is_sqlite:
-            async with self.read() as conn:
-                yield conn
-        else:
-            async with self._raw() as raw:
-                yield raw
+        return self.read() if self.is_sqlite else self._raw()
 
-    @asynccontextmanager
-    async def _raw(self) -> AsyncIterator[RawConnection]:
+    def _raw(self) -> RawCheckout:
         if self._raw_pool is None:
             dialect = self._writer.sync_engine.dialect
             _, options = dialect.create_connect_args(self._writer.sync_engine.url)
@@ -149,8 +137,7 @@ class Database:
                 return await asyncpg.connect(**{**options, "server_settings": settings})
 
             self._raw_pool = RawPool(connect, size=self._raw_pool_size)
-        async with self._raw_pool.connection() as driver:
-            yield RawConnection(driver, self._writer.dialect)
+        return RawCheckout(self._raw_pool.connection(), self._writer.dialect)
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
@@ -174,3 +161,25 @@ class Database:
         await self._writer.dispose()
         if self._reader is not self._writer:
             await self._reader.dispose()
+
+
+class RawCheckout:
+    """A pooled raw connection for one block, as a ``RawConnection`` (a class, not a
+    generator-based context manager: see ``raw_pool.Checkout``)."""
+
+    __slots__ = ("_checkout", "_dialect")
+
+    def __init__(self, checkout: Checkout, dialect: Dialect) -> None:
+        self._checkout = checkout
+        self._dialect = dialect
+
+    async def __aenter__(self) -> RawConnection:
+        return RawConnection(await self._checkout.__aenter__(), self._dialect)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._checkout.__aexit__(exc_type, exc, traceback)

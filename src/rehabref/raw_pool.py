@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
+from types import TracebackType
 
 import asyncpg
 
@@ -41,18 +41,9 @@ class RawPool:
     def opened(self) -> int:
         return self._opened
 
-    @asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        conn = await self._acquire()
-        try:
-            yield conn
-        except BaseException as exc:
-            if isinstance(exc, _UNSAFE):
-                self._discard(conn)
-            else:
-                self._release(conn)
-            raise
-        self._release(conn)
+    def connection(self) -> Checkout:
+        """``async with pool.connection() as conn``: a connection for the block's duration."""
+        return Checkout(self)
 
     async def _acquire(self) -> asyncpg.Connection:
         while True:
@@ -124,3 +115,36 @@ class RawPool:
             if not waiter.done():
                 waiter.set_exception(PoolClosed("the connection pool is closed"))
         self._waiters.clear()
+
+
+class Checkout:
+    """One use of a pooled connection. A class rather than ``@asynccontextmanager``: entering
+    and leaving a generator-based one cost about five times as much, on every hot request.
+
+    Leaving with an error after which the connection may be mid-protocol terminates it;
+    leaving otherwise returns it to the pool.
+    """
+
+    __slots__ = ("_conn", "_pool")
+
+    def __init__(self, pool: RawPool) -> None:
+        self._pool = pool
+        self._conn: asyncpg.Connection | None = None
+
+    async def __aenter__(self) -> asyncpg.Connection:
+        self._conn = await self._pool._acquire()
+        return self._conn
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        if isinstance(exc, _UNSAFE):
+            self._pool._discard(conn)
+        else:
+            self._pool._release(conn)

@@ -9,7 +9,7 @@ import pytest
 import redis
 from limits import parse, parse_many
 
-from rehabref.rate_limiting import RateLimiter
+from rehabref.rate_limiting import MemoryWindows, RateLimiter
 from tests.support.redis_server import REDIS_URL, redis_available
 from tests.support.server import free_port
 
@@ -66,3 +66,42 @@ async def test_several_limits_all_count_and_the_tightest_is_reported():
     assert [v.allowed for v in verdicts] == [True, True, False]
     assert [(v.limit, v.remaining) for v in verdicts] == [(2, 1), (2, 0), (2, 0)]
     assert verdicts[-1].window_seconds == 60
+
+
+class FakeClock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+def test_a_memory_window_opens_at_the_first_hit_and_starts_again_after_its_period(monkeypatch):
+    clock = FakeClock(1_000.0)
+    monkeypatch.setattr("rehabref.rate_limiting.time", clock)
+    windows = MemoryWindows()
+    assert windows.hit("k", 60) == (1, 1_060.0)
+    clock.now = 1_059.9
+    assert windows.hit("k", 60) == (2, 1_060.0)
+    clock.now = 1_060.0  # the window has ended: a new one opens with this hit
+    assert windows.hit("k", 60) == (1, 1_120.0)
+    assert windows.hit("other", 1) == (1, 1_061.0)
+
+
+def test_ended_memory_windows_are_swept_out(monkeypatch):
+    clock = FakeClock(1_000.0)
+    monkeypatch.setattr("rehabref.rate_limiting.time", clock)
+    windows = MemoryWindows()
+    for n in range(1_000):
+        windows.hit(f"client-{n}", 10)
+    assert len(windows) == 1_000
+    clock.now = 1_011.0  # every window ended; the next hit sweeps them
+    windows.hit("client-new", 10)
+    assert len(windows) == 1
+
+
+async def test_a_one_second_window_reports_a_one_second_wait():
+    limiter = RateLimiter(None)
+    verdicts = await hits(limiter, "2/second", "client-a", 3)
+    assert [v.allowed for v in verdicts] == [True, True, False]
+    assert verdicts[-1].reset_seconds == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -115,7 +115,8 @@ class ReferralCreateV1(BaseModel):
         return self
 
     def consent_time(self) -> datetime:
-        return fields.utc_timestamp(self.consent.accepted_at)
+        # ``accepted_at`` passed ``fields.utc_timestamp`` when the model was validated.
+        return datetime.fromisoformat(self.consent.accepted_at).astimezone(UTC)
 
 
 class ReferralCreatedV1(BaseModel):

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import uuid
 
+import asyncpg
+import httpx
 import pytest
+from sqlalchemy import make_url, text
+from sqlalchemy.exc import DBAPIError
 
-from rehabref.errors import ApiError, error_body
+from rehabref.db import Database
+from rehabref.errors import ApiError, database_unavailable, error_body
 from tests.support.api import REFERRALS, bearer, create, error_of
+from tests.support.databases import postgres_admin_url
 from tests.support.payloads import v1_referral
+from tests.support.server import ServerProcess, free_port
 
 ONE_MIB = 1024 * 1024
 
@@ -226,3 +234,66 @@ def test_error_body_shape():
 def test_health_endpoints(client):
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.get("/readyz").json() == {"status": "ready"}
+
+
+def test_a_database_that_cannot_be_reached_is_503_with_retry_after(tmp_path):
+    nothing_listens = free_port()
+    server = ServerProcess(
+        f"postgresql://postgres@127.0.0.1:{nothing_listens}/rehabref", tmp_path / "server.log"
+    ).start("--no-worker", ready_path="/healthz")
+    try:
+        response = httpx.post(
+            server.base_url + REFERRALS,
+            json=v1_referral(),
+            headers={**bearer("sk_test_" + "a" * 43), "Idempotency-Key": "db-down-1"},
+            timeout=30,
+        )
+        readiness = httpx.get(server.base_url + "/readyz", timeout=30)
+    finally:
+        server.stop()
+    error = error_of(response, 503, "service_unavailable")
+    assert error["request_id"] == response.headers["X-Request-ID"]
+    assert response.headers["Retry-After"] == "1"
+    assert readiness.status_code == 503
+    logs = server.logs()
+    assert '"msg":"database unavailable"' in logs
+    assert "unhandled error" not in logs
+
+
+async def test_driver_errors_of_an_unavailable_database_are_told_apart(tmp_path, backend):
+    missing_directory = tmp_path / "missing" / "rehabref.db"
+    db = Database(f"sqlite:///{missing_directory}")
+    with pytest.raises(Exception) as cannot_open:
+        async with db.read() as conn:
+            await conn.execute(text("SELECT 1"))
+    await db.dispose()
+    assert database_unavailable(cannot_open.value)
+    assert not database_unavailable(ValueError("a bug"))
+
+    if backend != "postgres":
+        return
+    # A role allowed no connections: PostgreSQL answers "too many connections" (53300).
+    role = f"rehabref_refused_{uuid.uuid4().hex[:8]}"
+    admin = make_url(postgres_admin_url())
+    admin_conn = await asyncpg.connect(postgres_admin_url())
+    try:
+        await admin_conn.execute(f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT 0')
+        refused_url = admin.set(username=role).render_as_string(hide_password=False)
+        with pytest.raises(asyncpg.TooManyConnectionsError) as raw_refusal:
+            await asyncpg.connect(refused_url)
+        assert database_unavailable(raw_refusal.value)
+        refused = Database(refused_url)
+        with pytest.raises(DBAPIError) as wrapped_refusal:
+            async with refused.read() as conn:
+                await conn.execute(text("SELECT 1"))
+        await refused.dispose()
+        assert database_unavailable(wrapped_refusal.value)
+        # A constraint violation is the request's business, not an outage.
+        await admin_conn.execute("CREATE TEMP TABLE unique_things (id int PRIMARY KEY)")
+        await admin_conn.execute("INSERT INTO unique_things VALUES (1)")
+        with pytest.raises(asyncpg.UniqueViolationError) as violation:
+            await admin_conn.execute("INSERT INTO unique_things VALUES (1)")
+        assert not database_unavailable(violation.value)
+    finally:
+        await admin_conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+        await admin_conn.close()

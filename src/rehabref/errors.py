@@ -13,6 +13,8 @@ from typing import Any
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 
 from rehabref.api_request import ApiRequest
 
@@ -108,15 +110,46 @@ def handle_http_exception(request: Request[Any, Any, Any], exc: HTTPException) -
     return error_response(request, error)
 
 
+# SQLSTATE classes of a database that cannot serve now, whatever the request: connection
+# exceptions (08), insufficient resources such as too many connections (53), and a server
+# shutting down or starting up (57P).
+_UNAVAILABLE_SQLSTATES = ("08", "53", "57P")
+# SQLite's equivalents: the file cannot be opened, stays locked past the timeout, or the disk
+# is full or failing.
+_UNAVAILABLE_SQLITE_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_BUSY", "SQLITE_FULL", "SQLITE_IOERR")
+# Seconds a client is asked to wait before retrying when the database is unavailable.
+UNAVAILABLE_RETRY_AFTER = 1
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of a database error (SQLAlchemy's wrapper, asyncpg's own, or SQLite's
+    error name), which says what went wrong without quoting any data."""
+    for candidate in (exc, getattr(exc, "orig", None)):
+        code = getattr(candidate, "sqlstate", None) or getattr(candidate, "sqlite_errorname", None)
+        if isinstance(code, str):
+            return code
+    return None
+
+
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` means the database cannot be reached or cannot take more work now."""
+    if isinstance(exc, SQLAlchemyTimeoutError | ConnectionError | TimeoutError):
+        return True  # no pooled connection came free in time; refused; timed out
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    code = _sqlstate(exc)
+    return code is not None and code.startswith(_UNAVAILABLE_SQLSTATES + _UNAVAILABLE_SQLITE_ERRORS)
+
+
 def handle_unexpected(request: ApiRequest, exc: Exception) -> Response[bytes]:
     # The exception type only: messages may carry request data.
     frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f"{frame[0].filename}:{frame[0].lineno}" if frame else "unknown"
-    # A database error's SQLSTATE says what went wrong without quoting any data.
-    origin = getattr(exc, "orig", None)
-    sqlstate = getattr(origin, "sqlstate", None) or getattr(origin, "sqlite_errorname", None)
-    log.error(
-        "unhandled error",
-        extra={"error_type": type(exc).__name__, "where": where, "sqlstate": sqlstate},
-    )
+    details = {"error_type": type(exc).__name__, "where": where, "sqlstate": _sqlstate(exc)}
+    if database_unavailable(exc):
+        # Not a fault of the request or of the code: the client may retry (idempotently).
+        log.warning("database unavailable", extra=details)
+        retry_after = {"Retry-After": str(UNAVAILABLE_RETRY_AFTER)}
+        return error_response(request, ApiError(503, headers=retry_after))
+    log.error("unhandled error", extra=details)
     return error_response(request, ApiError(500))

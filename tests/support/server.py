@@ -49,7 +49,7 @@ class ServerProcess:
         }
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self, *args: str) -> ServerProcess:
+    def start(self, *args: str, ready_path: str = "/readyz") -> ServerProcess:
         self._log = self.log_path.open("ab")
         self._process = subprocess.Popen(
             [sys.executable, "-m", "rehabref.cli", "serve", "--workers", "1", *args],
@@ -62,7 +62,7 @@ class ServerProcess:
             if self._process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
             try:
-                if httpx.get(f"{self.base_url}/readyz", timeout=1).status_code == 200:
+                if httpx.get(f"{self.base_url}{ready_path}", timeout=1).status_code == 200:
                     return self
             except httpx.HTTPError:
                 pass

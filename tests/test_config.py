@@ -20,7 +20,7 @@ def test_defaults_without_any_variable():
     assert settings.log_level == "INFO"
     assert settings.webhook_lease_seconds == 120
     assert settings.trusted_proxies == ()
-    assert settings.hot_path_connections == 4
+    assert settings.hot_path_connections == 10
 
 
 def test_values_are_read_and_normalised():

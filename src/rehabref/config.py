@@ -48,9 +48,9 @@ class Settings:
     messaging: str = "sandbox"
     # How long a delivery worker's claim lasts (at least 20 s; see events/worker.py).
     webhook_lease_seconds: float = 120.0
-    # PostgreSQL connections per server process for the hot paths (create, get, list). Few:
-    # more statements in flight than cores only queue inside PostgreSQL, and lengthen the tail.
-    hot_path_connections: int = 4
+    # PostgreSQL connections per server process for the hot paths (create, get, list): enough
+    # statements in flight for commits to share WAL flushes (4 and 6 measured slower than 10).
+    hot_path_connections: int = 10
 
     @property
     def base_url(self) -> str:
@@ -159,5 +159,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         trusted_proxies=trusted_proxies,
         messaging=choice("REHABREF_MESSAGING", "sandbox", MESSAGING_ADAPTERS),
         webhook_lease_seconds=number("REHABREF_WEBHOOK_LEASE_SECONDS", 120, float, 20),
-        hot_path_connections=number("REHABREF_HOT_PATH_CONNECTIONS", 4, int, 1),
+        hot_path_connections=number("REHABREF_HOT_PATH_CONNECTIONS", 10, int, 1),
     )

@@ -24,6 +24,7 @@ import httpx
 import psycopg
 
 from bench.environment import free_port, fresh_database, onboard
+from bench.reference_insert import create_table as create_reference_table
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -208,6 +209,7 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
                 str(reference_port),
                 *server_flags,
             ]
+            create_reference_table(url)
             reference_env = {**env, "BENCH_DATABASE_URL": url}
             with serve(reference, reference_env, "/items", reference_port, ok=(405,)) as base:
                 results.append(

@@ -117,6 +117,7 @@ _UNAVAILABLE_SQLSTATES = ("08", "53", "57P")
 # SQLite's equivalents: the file cannot be opened, stays locked past the timeout, or the disk
 # is full or failing.
 _UNAVAILABLE_SQLITE_ERRORS = ("SQLITE_CANTOPEN", "SQLITE_BUSY", "SQLITE_FULL", "SQLITE_IOERR")
+_UNAVAILABLE_CODES = _UNAVAILABLE_SQLSTATES + _UNAVAILABLE_SQLITE_ERRORS
 # Seconds a client is asked to wait before retrying when the database is unavailable.
 UNAVAILABLE_RETRY_AFTER = 1
 
@@ -138,7 +139,7 @@ def database_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return True
     code = _sqlstate(exc)
-    return code is not None and code.startswith(_UNAVAILABLE_SQLSTATES + _UNAVAILABLE_SQLITE_ERRORS)
+    return code is not None and code.startswith(_UNAVAILABLE_CODES)
 
 
 def handle_unexpected(request: ApiRequest, exc: Exception) -> Response[bytes]:

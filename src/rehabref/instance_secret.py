@@ -64,8 +64,9 @@ class SecretBox:
         # HMAC-SHA256 with its two padded key blocks hashed once, here: each signature then
         # copies the two states (RFC 2104). hmac.digest set the key up on every call, over
         # half of a signature's cost, and a create signs a patient link.
-        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in signing_key.ljust(64, b"\0")))
-        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in signing_key.ljust(64, b"\0")))
+        key_block = signing_key.ljust(hashlib.sha256().block_size, b"\0")
+        self._inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in key_block))
+        self._outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in key_block))
         sealing_key = hmac.new(root, b"rehabref/seal/v1", hashlib.sha256).digest()
         self._fernet = Fernet(base64.urlsafe_b64encode(sealing_key))
 

@@ -86,8 +86,10 @@ class RateLimiter:
     """Counts hits against ``limits`` items in one storage."""
 
     def __init__(self, redis_url: str | None) -> None:
-        self._memory = MemoryWindows()  # used when there is no shared storage
-        self._storage = redis_storage(redis_url) if redis_url else None
+        # In this process's memory, or in Redis shared by every process and node.
+        self._counters: MemoryWindows | Storage = (
+            redis_storage(redis_url) if redis_url else MemoryWindows()
+        )
         self._warned_at = -WARN_EVERY_SECONDS
 
     async def hit_all(self, items: Sequence[RateLimitItem], *identifiers: str) -> Verdict | None:
@@ -116,10 +118,11 @@ class RateLimiter:
         """
         key = item.key_for(*identifiers)
         period = item.get_expiry()
-        if self._storage is None:
-            count, resets_at = self._memory.hit(key, period)
+        counters = self._counters
+        if isinstance(counters, MemoryWindows):
+            count, resets_at = counters.hit(key, period)
         else:
-            counted = await self._count_in_storage(self._storage, key, period)
+            counted = await self._count_in_storage(counters, key, period)
             if counted is None:
                 return None
             count, resets_at = counted

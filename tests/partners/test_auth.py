@@ -1,17 +1,26 @@
 """Partner authentication over HTTP: secret vs publishable keys, environments, rotation and
-revocation through the `rehabref partners keys` CLI."""
+revocation through the `rehabref partners keys` CLI; and the key cache's lookups in process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import pytest
 
+from rehabref.db import Database
+from rehabref.errors import ApiError
+from rehabref.fastsql import Connection
+from rehabref.partners.auth import Authenticator
+from rehabref.rate_limiting import RateLimiter
 from tests.support.api import REFERRALS, bearer, create, error_of
 from tests.support.partners import TEST_SECRET_KEY
 from tests.support.server import ServerProcess, isolated_environ
@@ -205,3 +214,124 @@ def test_rotation_of_an_unknown_partner_or_type_fails(database_url, partner):
         "sk_prod",
     )
     assert bad_type.returncode == 2
+
+
+# --- The key cache, in process against the real database -------------------------------
+
+
+@dataclass
+class KeyRequest:
+    """The parts of a request ``Authenticator.authenticate`` reads."""
+
+    key: str
+    scope: dict[str, Any] = field(default_factory=lambda: {"state": {}})
+    query_params: dict[str, Any] = field(default_factory=dict)
+    app: Any = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"authorization": f"Bearer {self.key}"}
+
+    async def body(self) -> bytes:
+        return b""
+
+
+class CountedDatabase(Database):
+    """The real database, counting key lookups; ``gate`` holds them until it is set, and
+    ``failures`` makes that many of them fail as a lost connection would."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url, pool_size=2)
+        self.lookups = 0
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.failures = 0
+
+    @asynccontextmanager
+    async def _counted(self) -> AsyncIterator[Connection]:
+        self.lookups += 1
+        await self.gate.wait()
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionResetError("connection lost")
+        async with super().fast_read() as conn:
+            yield conn
+
+    def fast_read(self) -> Any:
+        return self._counted()
+
+
+@pytest.fixture
+async def counted_db(database_url) -> AsyncIterator[CountedDatabase]:
+    db = CountedDatabase(database_url)
+    yield db
+    await db.dispose()
+
+
+def authenticator(db: Database, cache_seconds: float = 60) -> Authenticator:
+    return Authenticator(
+        db, cache_seconds=cache_seconds, rate_limit="1000000/second", limiter=RateLimiter(None)
+    )
+
+
+async def test_requests_holding_an_uncached_key_share_one_lookup(counted_db, partner):
+    auth = authenticator(counted_db, cache_seconds=0.3)
+    key = partner["keys"]["sk_test"]
+    found = await asyncio.gather(*(auth.authenticate(KeyRequest(key)) for _ in range(32)))
+    assert {principal.partner_id for principal in found} == {partner["partner_id"]}
+    assert {principal.environment for principal in found} == {"test"}
+    assert counted_db.lookups == 1
+    await asyncio.gather(*(auth.authenticate(KeyRequest(key)) for _ in range(8)))
+    assert counted_db.lookups == 1  # cached
+    await asyncio.sleep(0.35)
+    await asyncio.gather(*(auth.authenticate(KeyRequest(key)) for _ in range(32)))
+    assert counted_db.lookups == 2  # expired: looked up again, once
+
+
+async def test_different_keys_are_looked_up_separately(counted_db, partner):
+    auth = authenticator(counted_db)
+    secret, public = partner["keys"]["sk_live"], partner["keys"]["pk_test"]
+    live = auth.authenticate(KeyRequest(secret))
+    publishable = auth.authenticate(KeyRequest(public), secret_only=False)
+    found = await asyncio.gather(live, publishable)
+    assert [(p.environment, p.kind) for p in found] == [("live", "secret"), ("test", "public")]
+    assert counted_db.lookups == 2
+
+
+async def test_a_caller_that_goes_away_does_not_cancel_the_others_lookup(counted_db, partner):
+    auth = authenticator(counted_db)
+    key = partner["keys"]["sk_test"]
+    counted_db.gate.clear()
+    leaving = asyncio.ensure_future(auth.authenticate(KeyRequest(key)))
+    staying = asyncio.ensure_future(auth.authenticate(KeyRequest(key)))
+    await asyncio.sleep(0.05)
+    leaving.cancel()
+    await asyncio.sleep(0.05)
+    counted_db.gate.set()
+    assert (await staying).partner_id == partner["partner_id"]
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    assert counted_db.lookups == 1
+
+
+async def test_a_failed_lookup_reaches_every_waiter_and_is_not_cached(counted_db, partner):
+    auth = authenticator(counted_db)
+    key = partner["keys"]["sk_test"]
+    counted_db.failures = 1
+    outcomes = await asyncio.gather(
+        *(auth.authenticate(KeyRequest(key)) for _ in range(5)), return_exceptions=True
+    )
+    assert all(isinstance(outcome, ConnectionResetError) for outcome in outcomes)
+    assert counted_db.lookups == 1
+    assert (await auth.authenticate(KeyRequest(key))).partner_id == partner["partner_id"]
+    assert counted_db.lookups == 2
+
+
+async def test_an_unknown_key_is_refused_and_its_refusal_cached(counted_db, partner):
+    auth = authenticator(counted_db)
+    unknown = partner["keys"]["sk_test"][:-4] + "zzzz"
+    for _ in range(3):
+        with pytest.raises(ApiError) as refused:
+            await auth.authenticate(KeyRequest(unknown))
+        assert refused.value.status == 401
+    assert counted_db.lookups == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select, update
@@ -10,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
+from rehabref.expiring_cache import ExpiringCache
 from rehabref.instance_secret import SecretBox
 from rehabref.partners.models import Partner, WebhookSecret
 from rehabref.partners.service import issue_webhook_secret
@@ -84,19 +84,13 @@ class SecretCache:
     def __init__(self, db: Database, box: SecretBox, *, ttl: float = 5.0) -> None:
         self._db = db
         self._box = box
-        self._ttl = ttl
-        self._entries: dict[tuple[str, str], tuple[float, list[str]]] = {}
+        self._secrets: ExpiringCache[tuple[str, str], list[str]] = ExpiringCache(ttl_seconds=ttl)
 
     async def get(self, partner_id: str, environment: str, now: datetime) -> list[str]:
-        key = (partner_id, environment)
-        cached = self._entries.get(key)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        async with self._db.read() as conn:
-            found = await active_secrets(
-                conn, box=self._box, partner_id=partner_id, environment=environment, now=now
-            )
-        if len(self._entries) > 10_000:
-            self._entries.clear()
-        self._entries[key] = (time.monotonic() + self._ttl, found)
-        return found
+        async def look_up(key: tuple[str, str]) -> list[str]:
+            async with self._db.read() as conn:
+                return await active_secrets(
+                    conn, box=self._box, partner_id=key[0], environment=key[1], now=now
+                )
+
+        return await self._secrets.get((partner_id, environment), look_up)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from dataclasses import dataclass
-from functools import partial
 
 from limits import parse_many
 from sqlalchemy import bindparam, select
@@ -13,6 +10,7 @@ from sqlalchemy import bindparam, select
 from rehabref.api_request import ApiRequest
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
+from rehabref.expiring_cache import ExpiringCache
 from rehabref.fastsql import Statement, fetch_one
 from rehabref.logging import partner_id_var
 from rehabref.partners.keys import hash_key, parse_key
@@ -68,63 +66,38 @@ class Authenticator:
         self, db: Database, *, cache_seconds: float, rate_limit: str, limiter: RateLimiter
     ) -> None:
         self._db = db
-        self._cache_seconds = cache_seconds
-        self._cache: dict[str, tuple[float, Principal | None]] = {}
-        # Lookups under way, by key hash: when a key's cache entry expires, every request
-        # holding it waits for the same one query (under load, a worker's dozens of requests
-        # in flight would otherwise all query at once).
-        self._lookups: dict[str, asyncio.Task[Principal | None]] = {}
+        # By key hash; "no such key" (None) is cached too.
+        self._principals: ExpiringCache[str, Principal | None] = ExpiringCache(
+            ttl_seconds=cache_seconds
+        )
         self._limits = parse_many(rate_limit)
         self._limiter = limiter
 
     async def _resolve(self, key: str) -> Principal | None:
         digest = hash_key(key)
-        cached = self._cache.get(digest)
-        if cached is not None and cached[0] > time.monotonic():
-            return cached[1]
-        lookup = self._lookups.get(digest)
-        if lookup is None:
-            lookup = self._lookups[digest] = asyncio.ensure_future(self._look_up(digest))
-            lookup.add_done_callback(partial(self._lookup_done, digest))
-        # Shielded: a caller that goes away (client disconnect) must not cancel the lookup
-        # the other callers are waiting for.
-        return await asyncio.shield(lookup)
+        return await self._principals.get(digest, self._look_up)
 
     async def _look_up(self, digest: str) -> Principal | None:
-        started = time.monotonic()
         # The hot-path connections: already open, unlike the general pool's, which a worker
         # rarely uses and would have to connect first.
         async with self._db.fast_read() as conn:
             row = await fetch_one(conn, _LOOKUP, {"key_hash": digest})
-        principal = None
-        if row is not None:
-            principal = Principal(
-                key_id=row.id,
-                partner_id=row.partner_id,
-                partner_name=row.name,
-                environment=row.environment,
-                kind=row.kind,
-                contract=row.contract,
-                show_payments=bool(row.show_payments),
-                commission_bps=row.commission_bps,
-                commission_fixed_minor=row.commission_fixed_minor,
-            )
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        # Counted from before the query, so a revocation is never seen later than
-        # ``cache_seconds`` after the read that missed it.
-        self._cache[digest] = (started + self._cache_seconds, principal)
-        return principal
-
-    def _lookup_done(self, digest: str, lookup: asyncio.Task[Principal | None]) -> None:
-        if self._lookups.get(digest) is lookup:
-            del self._lookups[digest]
-        if not lookup.cancelled():
-            lookup.exception()  # retrieved here too, in case every caller went away
+        if row is None:
+            return None
+        return Principal(
+            key_id=row.id,
+            partner_id=row.partner_id,
+            partner_name=row.name,
+            environment=row.environment,
+            kind=row.kind,
+            contract=row.contract,
+            show_payments=bool(row.show_payments),
+            commission_bps=row.commission_bps,
+            commission_fixed_minor=row.commission_fixed_minor,
+        )
 
     def forget(self) -> None:
-        self._cache.clear()
-        self._lookups.clear()
+        self._principals.clear()
 
     async def authenticate(self, request: ApiRequest, *, secret_only: bool = True) -> Principal:
         header = request.headers.get("authorization", "")

@@ -20,7 +20,8 @@ from rehabref.rate_limiting import RateLimiter
 _keys = table(ApiKey)
 _partners = table(Partner)
 
-_lookup = (
+# An active key and its partner, by key hash.
+_LOOKUP = Statement(
     select(
         _keys.c.id,
         _keys.c.environment,
@@ -35,7 +36,6 @@ _lookup = (
     .join(_partners, _partners.c.id == _keys.c.partner_id)
     .where(_keys.c.revoked_at.is_(None), _keys.c.key_hash == bindparam("key_hash"))
 )
-_LOOKUP = Statement(_lookup)
 
 
 @dataclass(frozen=True)

@@ -163,11 +163,13 @@ def seed(base: str, key: str, count: int) -> list[str]:
 
 def run_backend(backend: str, seconds: int) -> list[Measurement]:
     workers = 1 if backend == "sqlite" else (os.cpu_count() or 1)
+    # The settings `rehabref serve` passes to uvicorn (it trusts no X-Forwarded-* headers).
     server_flags = [
         "--loop",
         "uvloop",
         "--http",
         "httptools",
+        "--no-proxy-headers",
         "--no-access-log",
         "--workers",
         str(workers),

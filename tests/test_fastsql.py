@@ -11,7 +11,6 @@ from sqlalchemy.exc import IntegrityError
 from rehabref.db import Database, table
 from rehabref.fastsql import (
     RawConnection,
-    Record,
     SingleStatementViolation,
     Statement,
     batched_inserts,
@@ -21,11 +20,11 @@ from rehabref.fastsql import (
     fetch_all,
     fetch_one,
     flush,
-    record_type,
 )
 from rehabref.ids import new_id
 from rehabref.instance_secret import InstanceSetting
 from rehabref.partners.models import Partner
+from rehabref.result_rows import Record
 
 settings = table(InstanceSetting)
 partners = table(Partner)
@@ -79,25 +78,6 @@ async def test_rows_of_one_query_share_a_record_type_with_every_column_readable(
         # Every column by attribute and by key, the same value; the row is a plain dict too.
         assert {name: getattr(record, name) for name in record} == dict(record)
     assert {record.name for record in found} == {"First Typed Row", "Second Typed Row"}
-
-
-def test_record_types_read_columns_by_attribute_and_keep_dict_behaviour():
-    make = record_type(["id", "items", "status"])
-    record = make({"id": "ref_1", "items": 3, "status": "received"})
-    assert (record.id, record.status) == ("ref_1", "received")
-    # A column named like a dict method stays a key; the method is not shadowed.
-    assert record["items"] == 3 and callable(record.items)
-    assert sorted(record.items()) == [("id", "ref_1"), ("items", 3), ("status", "received")]
-    assert record == {"id": "ref_1", "items": 3, "status": "received"}
-    # Keys added later are still read through Record's own fallback; unknown names fail as
-    # attributes do.
-    record["added"] = True
-    assert record.added is True
-    assert not hasattr(record, "missing")
-    assert getattr(record, "missing", None) is None
-    # One type per set of columns.
-    assert record_type(["id", "items", "status"]) is make
-    assert record_type(["id"]) is not make
 
 
 async def test_a_failed_transaction_leaves_nothing_behind(db):

@@ -4,7 +4,8 @@ SQLAlchemy's execution layer costs about 70 µs of CPU per statement on top of a
 ~50 µs (measured here); on the request hot paths that dominated the profile. On PostgreSQL
 these helpers compile each Core statement once and execute it directly on the asyncpg
 connection behind the SQLAlchemy pool, inside the same transaction. Other dialects (SQLite)
-go through SQLAlchemy as usual. Results come back as ``Record`` (attribute access) either way.
+go through SQLAlchemy as usual. Results come back as ``result_rows.Record`` (attribute access)
+either way.
 """
 
 from __future__ import annotations
@@ -27,50 +28,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.util import find_tables
 
-# A result row read by attribute: SQLAlchemy's ``Row`` or this module's ``Record``.
-RowLike: TypeAlias = Any
-
-
-class Record(dict[str, Any]):
-    """A result row with attribute access, the same on every driver.
-
-    Rows of a query are made as a subclass for their columns (``record_type``), which reads
-    each column through a C-level property; ``__getattr__`` answers for any other key.
-    """
-
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-_record_types: dict[tuple[str, ...], type[Record]] = {}
-
-
-def record_type(columns: Iterable[str]) -> type[Record]:
-    """The ``Record`` subclass for rows of these columns, made once per set of columns.
-
-    Reaching ``__getattr__`` first costs a failed ordinary lookup: eight times the time of a
-    property that is ``operator.itemgetter``, and a V1 list reads twenty columns of each of
-    its rows. Names ``dict`` itself has (``items``, ``keys``...) stay readable by subscript
-    only, as on ``Record``. A key deleted from such a record raises ``KeyError`` on attribute
-    access, not ``AttributeError``; rows are not edited that way.
-    """
-    key = tuple(columns)
-    found = _record_types.get(key)
-    if found is None:
-        attributes: dict[str, Any] = {"__slots__": ()}
-        for name in key:
-            if name.isidentifier() and not hasattr(Record, name):
-                attributes[name] = property(operator.itemgetter(name))
-        found = type("Record", (Record,), attributes)
-        # Queries have fixed column lists; the bound only guards against unbounded growth.
-        if len(_record_types) < 1000:
-            _record_types[key] = found
-    return found
+from rehabref.result_rows import Record, record_type
 
 
 class RawConnection:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from rehabref.clock import iso
-from rehabref.fastsql import RowLike
 from rehabref.partners.auth import Principal
 from rehabref.referrals.status import next_action
+from rehabref.result_rows import RowLike
 
 
 def v1_record(row: RowLike, principal: Principal) -> dict[str, Any]:

@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.care.models import CareSession
 from rehabref.clock import as_utc, iso
 from rehabref.db import table
-from rehabref.fastsql import RowLike
 from rehabref.intake.models import AssistantSession
 from rehabref.matching.models import Physiotherapist
 from rehabref.referrals.schemas_g import DEFAULT_SESSIONS
+from rehabref.result_rows import RowLike
 
 _care = table(CareSession)
 _physios = table(Physiotherapist)

@@ -15,7 +15,6 @@ from rehabref.db import table
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.fastsql import (
     Connection,
-    Record,
     Statement,
     execute,
     execute_many,
@@ -29,6 +28,7 @@ from rehabref.partners.auth import Principal
 from rehabref.referrals.models import Referral, ReferralTransition
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import next_action
+from rehabref.result_rows import Record
 from rehabref.sandbox import scenarios
 
 _referrals = table(Referral)

@@ -18,7 +18,6 @@ from rehabref.eligibility.models import ReferralCoverage
 from rehabref.errors import ApiError
 from rehabref.events import targets
 from rehabref.events.outbox import NewEvent, record_events
-from rehabref.fastsql import RowLike
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.messaging import MessagingAdapter
@@ -27,6 +26,7 @@ from rehabref.partners.auth import Principal
 from rehabref.referrals import service
 from rehabref.referrals.models import Referral, ReferralTransition
 from rehabref.referrals.schemas_g import ReferralCreateG
+from rehabref.result_rows import RowLike
 from rehabref.sandbox import scenarios
 from rehabref.sandbox.phones import scenario_for
 

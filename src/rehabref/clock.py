@@ -15,14 +15,10 @@ def iso(value: datetime | None) -> str | None:
     """ISO 8601 UTC with a Z suffix and millisecond precision (truncated, not rounded)."""
     if value is None:
         return None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    elif value.tzinfo is not UTC:
-        value = value.astimezone(UTC)
     # msgspec writes RFC 3339 in C ('"YYYY-MM-DDTHH:MM:SS[.ffffff]Z"', the fraction only when
     # there are microseconds) in a tenth of isoformat's time; a list of referrals formats
     # three timestamps per row.
-    text = msgspec.json.encode(value)
+    text = msgspec.json.encode(as_utc(value))
     if len(text) == _WHOLE_SECONDS:
         return text[1:20].decode() + ".000Z"
     return text[1:24].decode() + "Z"
@@ -33,6 +29,8 @@ _WHOLE_SECONDS = len(b'"2026-01-01T00:00:00Z"')
 
 def as_utc(value: datetime) -> datetime:
     """Databases may hand back naive datetimes (SQLite); they are stored in UTC."""
+    if value.tzinfo is UTC:
+        return value
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 

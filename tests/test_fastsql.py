@@ -23,8 +23,8 @@ from rehabref.fastsql import (
 )
 from rehabref.ids import new_id
 from rehabref.instance_secret import InstanceSetting
-from rehabref.partners.models import Partner
 from rehabref.result_rows import Record
+from rehabref.tables.partners import Partner
 
 settings = table(InstanceSetting)
 partners = table(Partner)

@@ -12,33 +12,33 @@ from litestar.template.config import TemplateConfig
 from litestar.types import ASGIApp
 
 from rehabref import health
-from rehabref.care import endpoints as care_endpoints
-from rehabref.care import ops_endpoints as care_ops_endpoints
+from rehabref.api import care as care_endpoints
+from rehabref.api import eligibility as eligibility_endpoints
+from rehabref.api import events as event_endpoints
+from rehabref.api import links as link_endpoints
+from rehabref.api import referrals as referral_endpoints
 from rehabref.config import Settings, load_settings
 from rehabref.console import routes as console_routes
 from rehabref.db import Database
-from rehabref.eligibility import endpoints as eligibility_endpoints
 from rehabref.errors import ApiError, handle_api_error, handle_http_exception, handle_unexpected
-from rehabref.events import endpoints as event_endpoints
-from rehabref.events import ops_endpoints as event_ops_endpoints
 from rehabref.events import worker as delivery_worker
 from rehabref.instance_secret import SecretBox, load_secret_key
-from rehabref.intake import pages as intake_pages
 from rehabref.intake.messaging import messaging_for
-from rehabref.links import endpoints as link_endpoints
-from rehabref.links import public as link_pages
 from rehabref.logging import configure_logging
-from rehabref.matching import endpoints as matching_endpoints
 from rehabref.openapi import document as openapi_document
+from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
+from rehabref.ops import event_endpoints as event_ops_endpoints
+from rehabref.ops import matching_endpoints
+from rehabref.pages import assistant as intake_pages
+from rehabref.pages import referral_link as link_pages
+from rehabref.pages import tracking as tracking_pages
 from rehabref.partners.auth import Authenticator
 from rehabref.plain_asgi import PlainRouter
 from rehabref.rate_limiting import RateLimiter
-from rehabref.referrals import endpoints as referral_endpoints
 from rehabref.request_context import RequestContextMiddleware
 from rehabref.sandbox import trigger as sandbox_trigger
 from rehabref.services import Services
-from rehabref.tracking import pages as tracking_pages
 
 TEMPLATES = Path(__file__).parent / "templates"
 

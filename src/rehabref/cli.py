@@ -10,11 +10,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from rehabref.commands.members import members_app
+from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.db import Database
-from rehabref.eligibility.cli import members_app
 from rehabref.instance_secret import SecretBox, load_secret_key
-from rehabref.matching.cli import physios_app
 
 T = TypeVar("T")
 

@@ -22,9 +22,7 @@ from rehabref.care.payments import commission_for
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
-from rehabref.events.models import Event
 from rehabref.ids import new_id
-from rehabref.referrals.models import Referral, ReferralTransition
 from rehabref.referrals.status import STATUSES, TERMINAL
 from rehabref.referrals.transitions import (
     ALLOWED,
@@ -34,6 +32,8 @@ from rehabref.referrals.transitions import (
     is_allowed,
     transition,
 )
+from rehabref.tables.events import Event
+from rehabref.tables.referrals import Referral, ReferralTransition
 from tests.support.partners import onboard
 
 _referrals = table(Referral)

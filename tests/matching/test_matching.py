@@ -20,10 +20,10 @@ from sqlalchemy import create_engine, text
 
 from rehabref.clock import utcnow
 from rehabref.db import Database, sync_url
-from rehabref.matching.places import area_key, city_key
 from rehabref.matching.registry import create_physio
 from rehabref.matching.schemas import PhysioCreate
 from rehabref.matching.service import match_referral
+from rehabref.places import area_key, city_key
 from tests.matching.conftest import REGISTRY_CSV
 from tests.support.care import events_of, insert_referral
 from tests.support.partners import onboard

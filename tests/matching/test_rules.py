@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rehabref.matching.places import area_from_city_field, city_key
 from rehabref.matching.rules import acceptable_modalities, wanted_specialization
+from rehabref.places import area_from_city_field, city_key
 
 
 @pytest.mark.parametrize(

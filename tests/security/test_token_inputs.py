@@ -17,7 +17,7 @@ from rehabref.care.report_links import read_pdf_token
 from rehabref.eligibility import tokens as preauth
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import read_assistant_token
-from rehabref.links import form_tokens
+from rehabref.pages import form_tokens
 from tests.conftest import auth
 from tests.console.operators import csrf, make_operator, sign_in
 from tests.support.partners import TEST_SECRET_KEY

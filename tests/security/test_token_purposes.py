@@ -10,7 +10,7 @@ from rehabref.care.report_links import pdf_token, read_pdf_token
 from rehabref.console.session import _read_session, new_session_value
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import assistant_token, form_token, read_assistant_token
-from rehabref.links import form_tokens
+from rehabref.pages import form_tokens
 
 BOX = SecretBox("purpose-binding-test")
 # An id that fits every reader's shape, so only the purpose prefix can tell them apart.

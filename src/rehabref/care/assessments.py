@@ -9,7 +9,6 @@ from pydantic import ValidationError
 from sqlalchemy import Row, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.care.models import Assessment, CareSession
 from rehabref.care.schemas import (
     AssessmentBody,
     DisabilityIndexAssessment,
@@ -23,8 +22,9 @@ from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
-from rehabref.referrals.models import Referral
 from rehabref.request_body import field_errors
+from rehabref.tables.care import Assessment, CareSession
+from rehabref.tables.referrals import Referral
 
 assessments = table(Assessment)
 _sessions = table(CareSession)

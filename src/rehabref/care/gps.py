@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rehabref.matching.places import area_from_city_field, centroid
+from rehabref.places import area_from_city_field, centroid
 
 RADIUS_KM = {"scheduled_location": 1.0, "area_centroid": 5.0, "city_centroid": 25.0}
 EARTH_RADIUS_KM = 6371.0088

@@ -14,9 +14,9 @@ from datetime import datetime
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.care.models import InvoiceCounter
 from rehabref.clock import as_utc
 from rehabref.db import table
+from rehabref.tables.care import InvoiceCounter
 
 _counters = table(InvoiceCounter)
 

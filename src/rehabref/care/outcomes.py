@@ -24,9 +24,9 @@ from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.assessments import list_assessments
-from rehabref.care.models import CareSession
 from rehabref.clock import as_utc
 from rehabref.db import table
+from rehabref.tables.care import CareSession
 
 DEFAULT_PRESCRIBED = 4
 FUNCTIONAL_SCALES = ("psfs", "odi", "ndi")

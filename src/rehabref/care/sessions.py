@@ -22,16 +22,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.gps import verify_check_in
 from rehabref.care.invoices import next_invoice_reference
-from rehabref.care.models import CareSession
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.payloads import referral_base
 from rehabref.ids import new_id
-from rehabref.matching.models import Physiotherapist
 from rehabref.matching.service import contract_of
 from rehabref.referrals.transitions import callback_targets, lock_referral
+from rehabref.tables.care import CareSession
+from rehabref.tables.matching import Physiotherapist
 
 sessions = table(CareSession)
 _physios = table(Physiotherapist)

@@ -12,14 +12,14 @@ from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions as care
-from rehabref.care.models import CareSession
 from rehabref.clock import utcnow
 from rehabref.console.render import Posted, guarded_form, page, see_other
 from rehabref.console.session import Signed
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.matching.models import Physiotherapist
 from rehabref.services import services_of
+from rehabref.tables.care import CareSession
+from rehabref.tables.matching import Physiotherapist
 
 MODALITIES = ("home_visit", "in_clinic", "remote")
 _sessions = table(CareSession)

@@ -20,9 +20,9 @@ from rehabref.console.session import (
     session_cookie,
     signed_in,
 )
-from rehabref.links import form_tokens
-from rehabref.links.rate_limits import client_ip, limits_of
 from rehabref.ops.auth import operator_by_token
+from rehabref.pages import form_tokens
+from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals.status import STATUSES
 from rehabref.services import services_of
 

@@ -9,10 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.db import table
 from rehabref.events import history
-from rehabref.intake.models import ContactTask
-from rehabref.partners.models import Partner
-from rehabref.referrals.models import Referral
 from rehabref.referrals.status import STATUSES
+from rehabref.tables.intake import ContactTask
+from rehabref.tables.partners import Partner
+from rehabref.tables.referrals import Referral
 
 _referrals = table(Referral)
 _partners = table(Partner)

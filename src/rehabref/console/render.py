@@ -11,7 +11,7 @@ from litestar.response import Redirect, Template
 
 from rehabref.clock import as_utc
 from rehabref.console.session import Signed, signed_in
-from rehabref.links import form_tokens
+from rehabref.pages import form_tokens
 
 HEADERS = {
     "Cache-Control": "no-store",

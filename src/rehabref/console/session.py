@@ -22,10 +22,10 @@ from sqlalchemy import select, update
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import table
 from rehabref.instance_secret import SecretBox
-from rehabref.links import form_tokens
 from rehabref.ops.auth import OperatorPrincipal
-from rehabref.ops.models import Operator
+from rehabref.pages import form_tokens
 from rehabref.services import Services, services_of
+from rehabref.tables.operators import Operator
 
 SESSION_COOKIE = "rr_console"
 LOGIN_COOKIE = "rr_console_login"

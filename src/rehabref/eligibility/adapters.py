@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
 from rehabref.db import table
-from rehabref.eligibility.models import CoverageUse, HmoMember
+from rehabref.tables.eligibility import CoverageUse, HmoMember
 
 _members = table(HmoMember)
 _uses = table(CoverageUse)

@@ -24,9 +24,9 @@ from rehabref import fields
 from rehabref.clock import utcnow
 from rehabref.csv_imports import CsvFormatError, ImportReport
 from rehabref.db import Database, table
-from rehabref.eligibility.models import HmoMember
 from rehabref.ids import new_id
 from rehabref.request_body import field_errors
+from rehabref.tables.eligibility import HmoMember
 
 _members = table(HmoMember)
 BATCH = 500

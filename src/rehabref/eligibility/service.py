@@ -28,13 +28,13 @@ from rehabref.db import table
 from rehabref.eligibility import tokens
 from rehabref.eligibility.adapters import HmoAdapter, MemberCoverage, adapter_for
 from rehabref.eligibility.codes import NEGOTIATED_RATE_KOBO, POST_SURGICAL
-from rehabref.eligibility.models import CoverageUse, ReferralCoverage
 from rehabref.eligibility.schemas import EligibilityRequest
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.partners.auth import Principal
-from rehabref.referrals.models import Referral
 from rehabref.sandbox.phones import TEST_PHONES
+from rehabref.tables.eligibility import CoverageUse, ReferralCoverage
+from rehabref.tables.referrals import Referral
 
 log = logging.getLogger("rehabref.eligibility")
 

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref import cursors
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
-from rehabref.events.models import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 from rehabref.events.outbox import delivery_row
+from rehabref.tables.events import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 
 _events = table(Event)
 _deliveries = table(Delivery)

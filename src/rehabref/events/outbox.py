@@ -31,7 +31,6 @@ from rehabref import ids
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.catalogue import EVENT_TYPES, within_boundary
-from rehabref.events.models import Delivery, Event, WebhookEndpoint
 from rehabref.fastsql import (
     Connection,
     Statement,
@@ -42,7 +41,8 @@ from rehabref.fastsql import (
     fetch_one,
 )
 from rehabref.ids import new_id
-from rehabref.partners.models import Partner
+from rehabref.tables.events import Delivery, Event, WebhookEndpoint
+from rehabref.tables.partners import Partner
 
 _events = table(Event)
 _deliveries = table(Delivery)

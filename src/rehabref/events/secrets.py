@@ -11,8 +11,8 @@ from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.expiring_cache import ExpiringCache
 from rehabref.instance_secret import SecretBox
-from rehabref.partners.models import Partner, WebhookSecret
 from rehabref.partners.service import issue_webhook_secret
+from rehabref.tables.partners import Partner, WebhookSecret
 
 _secrets = table(WebhookSecret)
 _partners = table(Partner)

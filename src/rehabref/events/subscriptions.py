@@ -9,8 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
-from rehabref.events.models import WebhookEndpoint
 from rehabref.ids import new_id
+from rehabref.tables.events import WebhookEndpoint
 
 _endpoints = table(WebhookEndpoint)
 MAX_ENDPOINTS = 20  # active endpoints per partner and environment

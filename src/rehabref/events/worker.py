@@ -29,13 +29,13 @@ from sqlalchemy import bindparam, insert, or_, select, update
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import Database, table
 from rehabref.events import schedule
-from rehabref.events.models import Delivery, DeliveryAttempt, Event
 from rehabref.events.periodic import PeriodicJob, periodic_jobs, register_periodic
 from rehabref.events.secrets import SecretCache
 from rehabref.events.sender import TOTAL_SECONDS, AttemptResult, ClientLanes, post
 from rehabref.events.signing import delivery_headers
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
+from rehabref.tables.events import Delivery, DeliveryAttempt, Event
 
 log = logging.getLogger("rehabref.worker")
 

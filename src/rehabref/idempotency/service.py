@@ -25,7 +25,7 @@ from rehabref.clock import as_utc, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.fastsql import Connection, Statement, execute, fetch_one
-from rehabref.idempotency.models import IdempotencyRecord
+from rehabref.tables.idempotency import IdempotencyRecord
 
 _records = table(IdempotencyRecord)
 _VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")

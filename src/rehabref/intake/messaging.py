@@ -19,7 +19,7 @@ from rehabref.clock import utcnow
 from rehabref.config import Settings
 from rehabref.db import Database, table
 from rehabref.ids import new_id
-from rehabref.intake.models import OutboundMessage
+from rehabref.tables.intake import OutboundMessage
 
 _messages = table(OutboundMessage)
 

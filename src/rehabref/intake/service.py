@@ -23,7 +23,7 @@ from rehabref.events.payloads import referral_base
 from rehabref.fastsql import Connection, Statement, execute
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
-from rehabref.intake.models import AssistantSession, ContactTask
+from rehabref.tables.intake import AssistantSession, ContactTask
 
 _sessions = table(AssistantSession)
 _tasks = table(ContactTask)
@@ -130,7 +130,7 @@ def form_token(box: SecretBox, session_id: str) -> str:
 
 
 async def session_with_referral(conn: AsyncConnection, session_id: str) -> Row[Any] | None:
-    from rehabref.referrals.models import Referral
+    from rehabref.tables.referrals import Referral
 
     referrals = table(Referral)
     query: Any = (
@@ -214,8 +214,8 @@ async def complete_intake(
     Returns the matched physiotherapist id (None when nobody fits or matching is absent).
     Raises ApiError 409 when the session was completed already.
     """
-    from rehabref.referrals.models import Referral
     from rehabref.referrals.transitions import callback_targets, lock_referral, transition
+    from rehabref.tables.referrals import Referral
 
     now = now or utcnow()
     referral = await lock_referral(conn, referral_id)

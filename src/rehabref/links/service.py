@@ -17,9 +17,9 @@ from rehabref import cursors
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.ids import new_id
-from rehabref.links.models import ReferralLink
-from rehabref.partners.models import Partner
-from rehabref.referrals.models import Referral
+from rehabref.tables.links import ReferralLink
+from rehabref.tables.partners import Partner
+from rehabref.tables.referrals import Referral
 
 _links = table(ReferralLink)
 _referrals = table(Referral)

@@ -14,9 +14,9 @@ from rehabref.clock import iso
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
-from rehabref.matching.models import Physiotherapist
-from rehabref.matching.places import area_key, city_key
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
+from rehabref.places import area_key, city_key
+from rehabref.tables.matching import Physiotherapist
 
 physios = table(Physiotherapist)
 _CURSOR_ID = re.compile(r"^phy_[0-9a-z]{26}$")

@@ -18,14 +18,14 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.payloads import referral_base
-from rehabref.intake.models import AssistantSession, ContactTask
 from rehabref.intake.service import open_contact_task
-from rehabref.matching.models import Physiotherapist
-from rehabref.matching.places import area_from_city_field, area_key, city_key
 from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
-from rehabref.partners.models import Partner
-from rehabref.referrals.models import Referral
+from rehabref.places import area_from_city_field, area_key, city_key
 from rehabref.referrals.transitions import callback_targets, lock_referral
+from rehabref.tables.intake import AssistantSession, ContactTask
+from rehabref.tables.matching import Physiotherapist
+from rehabref.tables.partners import Partner
+from rehabref.tables.referrals import Referral
 
 _physios = table(Physiotherapist)
 _referrals = table(Referral)

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rehabref.care import api_docs as care_docs
-from rehabref.eligibility import api_docs as eligibility_docs
 from rehabref.errors_schema import ErrorBody
-from rehabref.events import api_docs as events_docs
-from rehabref.links import api_docs as links_docs
-from rehabref.matching import api_docs as matching_docs
+from rehabref.openapi import care as care_docs
+from rehabref.openapi import eligibility as eligibility_docs
+from rehabref.openapi import events as events_docs
+from rehabref.openapi import links as links_docs
+from rehabref.openapi import matching as matching_docs
+from rehabref.openapi import ops as ops_docs
+from rehabref.openapi import referrals as referrals_docs
 from rehabref.openapi.operations import Operation
-from rehabref.ops import api_docs as ops_docs
-from rehabref.referrals import api_docs as referrals_docs
 
 OPERATIONS: tuple[Operation, ...] = (
     *referrals_docs.OPERATIONS,

@@ -19,8 +19,8 @@ from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
-from rehabref.ops.models import Operator
 from rehabref.services import services_of
+from rehabref.tables.operators import Operator
 
 _operators = table(Operator)
 _ALPHABET = string.ascii_letters + string.digits

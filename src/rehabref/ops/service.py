@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref import cursors
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.intake.models import AssistantSession, ContactTask
-from rehabref.referrals.models import Referral, ReferralTransition
+from rehabref.tables.intake import AssistantSession, ContactTask
+from rehabref.tables.referrals import Referral, ReferralTransition
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)

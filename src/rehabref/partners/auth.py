@@ -14,8 +14,8 @@ from rehabref.expiring_cache import ExpiringCache
 from rehabref.fastsql import Statement, fetch_one
 from rehabref.logging import partner_id_var
 from rehabref.partners.keys import hash_key, parse_key
-from rehabref.partners.models import ApiKey, Partner
 from rehabref.rate_limiting import RateLimiter
+from rehabref.tables.partners import ApiKey, Partner
 
 _keys = table(ApiKey)
 _partners = table(Partner)

@@ -14,8 +14,8 @@ from rehabref.db import table
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.partners.keys import KEY_TYPES, generate_key, generate_webhook_secret, hash_key
-from rehabref.partners.models import ApiKey, Partner, WebhookSecret
 from rehabref.sandbox.phones import TEST_PHONES
+from rehabref.tables.partners import ApiKey, Partner, WebhookSecret
 
 _partners = table(Partner)
 _keys = table(ApiKey)

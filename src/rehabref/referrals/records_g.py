@@ -16,13 +16,13 @@ from typing import Any
 from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.care.models import CareSession
 from rehabref.clock import as_utc, iso
 from rehabref.db import table
-from rehabref.intake.models import AssistantSession
-from rehabref.matching.models import Physiotherapist
 from rehabref.referrals.schemas_g import DEFAULT_SESSIONS
 from rehabref.result_rows import RowLike
+from rehabref.tables.care import CareSession
+from rehabref.tables.intake import AssistantSession
+from rehabref.tables.matching import Physiotherapist
 
 _care = table(CareSession)
 _physios = table(Physiotherapist)

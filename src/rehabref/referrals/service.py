@@ -25,11 +25,11 @@ from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import open_assistant_session, open_contact_task
 from rehabref.partners.auth import Principal
-from rehabref.referrals.models import Referral, ReferralTransition
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import next_action
 from rehabref.result_rows import Record
 from rehabref.sandbox import scenarios
+from rehabref.tables.referrals import Referral, ReferralTransition
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)

@@ -14,7 +14,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.clock import epoch_ms, utcnow
 from rehabref.db import table
 from rehabref.eligibility import tokens as preauth
-from rehabref.eligibility.models import ReferralCoverage
 from rehabref.errors import ApiError
 from rehabref.events import targets
 from rehabref.events.outbox import NewEvent, record_events
@@ -24,11 +23,12 @@ from rehabref.intake.messaging import MessagingAdapter
 from rehabref.intake.service import open_assistant_session
 from rehabref.partners.auth import Principal
 from rehabref.referrals import service
-from rehabref.referrals.models import Referral, ReferralTransition
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.result_rows import RowLike
 from rehabref.sandbox import scenarios
 from rehabref.sandbox.phones import scenario_for
+from rehabref.tables.eligibility import ReferralCoverage
+from rehabref.tables.referrals import Referral, ReferralTransition
 
 log = logging.getLogger("rehabref.referrals")
 _referrals = table(Referral)

@@ -22,10 +22,10 @@ from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.payloads import referral_base
 from rehabref.ids import new_id
-from rehabref.intake.models import ContactTask
 from rehabref.intake.service import open_contact_task
-from rehabref.partners.models import Partner
-from rehabref.referrals.models import Referral, ReferralTransition
+from rehabref.tables.intake import ContactTask
+from rehabref.tables.partners import Partner
+from rehabref.tables.referrals import Referral, ReferralTransition
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)

@@ -21,13 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.events.models import Delivery, Event
 from rehabref.events.worker import register_periodic
 from rehabref.fastsql import Connection, flush
-from rehabref.intake.models import AssistantSession, ContactTask
-from rehabref.referrals.models import Referral
-from rehabref.sandbox.jobs import NotReady, enqueue, handler, run_due_jobs
+from rehabref.jobs import NotReady, enqueue, handler, run_due_jobs
 from rehabref.sandbox.phones import scenario_for
+from rehabref.tables.events import Delivery, Event
+from rehabref.tables.intake import AssistantSession, ContactTask
+from rehabref.tables.referrals import Referral
 
 _referrals = table(Referral)
 _sessions = table(AssistantSession)

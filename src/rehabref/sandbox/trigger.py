@@ -16,13 +16,13 @@ from sqlalchemy import select
 
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.events.models import Delivery
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.samples import sample_data
 from rehabref.events.schemas import TriggerWebhookRequest
 from rehabref.events.targets import check_target
 from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
+from rehabref.tables.events import Delivery
 
 _deliveries = table(Delivery)
 

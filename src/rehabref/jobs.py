@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.ids import new_id
-from rehabref.sandbox.models import ScheduledJob
+from rehabref.tables.jobs import ScheduledJob
 
 log = logging.getLogger("rehabref.jobs")
 _jobs = table(ScheduledJob)

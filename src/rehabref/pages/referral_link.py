@@ -19,14 +19,22 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
-from rehabref.links import form_tokens, service
-from rehabref.links.form import CARE_MODES, CONSENT_TEXT, CONTACTS, LABELS, FormResult, read_form
-from rehabref.links.rate_limits import client_ip, limits_of
+from rehabref.links import service
+from rehabref.pages import form_tokens
+from rehabref.pages.ip_limits import client_ip, limits_of
+from rehabref.pages.referral_form import (
+    CARE_MODES,
+    CONSENT_TEXT,
+    CONTACTS,
+    LABELS,
+    FormResult,
+    read_form,
+)
 from rehabref.partners.auth import Principal
-from rehabref.partners.models import Partner
 from rehabref.referrals import service as referrals
-from rehabref.referrals.models import Referral
 from rehabref.services import Services, services_of
+from rehabref.tables.partners import Partner
+from rehabref.tables.referrals import Referral
 
 _partners = table(Partner)
 _referrals = table(Referral)

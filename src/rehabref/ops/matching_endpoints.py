@@ -18,10 +18,10 @@ from rehabref.matching import registry
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
 from rehabref.matching.service import match_referral
 from rehabref.ops.auth import authenticate_operator
-from rehabref.referrals.models import Referral
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
+from rehabref.tables.referrals import Referral
 
 _referrals = table(Referral)
 

@@ -12,6 +12,7 @@ import msgspec
 from litestar import Response
 
 from rehabref import fields
+from rehabref.api.referrals_g import create_referral_g
 from rehabref.api_request import ApiRequest
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
@@ -20,7 +21,6 @@ from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
 from rehabref.plain_asgi import PlainRoute
 from rehabref.referrals import service, service_g
-from rehabref.referrals.endpoints_g import create_referral_g
 from rehabref.referrals.records import v1_record
 from rehabref.referrals.records_g import g_record
 from rehabref.referrals.schemas_v1 import ReferralCreateV1

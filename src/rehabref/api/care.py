@@ -11,19 +11,19 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
-from rehabref.care.models import CareSession
 from rehabref.care.outcomes import load_outcome, report_body
 from rehabref.care.report_links import pdf_url, read_pdf_token
 from rehabref.care.views import partner_session_item
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.links.rate_limits import client_ip, limits_of
-from rehabref.matching.models import Physiotherapist
+from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.partners.auth import Principal
-from rehabref.referrals.models import Referral
 from rehabref.responses import json_response
 from rehabref.services import services_of
+from rehabref.tables.care import CareSession
+from rehabref.tables.matching import Physiotherapist
+from rehabref.tables.referrals import Referral
 
 STATUSES = ("scheduled", "in_progress", "completed", "cancelled")
 _sessions = table(CareSession)

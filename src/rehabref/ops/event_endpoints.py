@@ -6,10 +6,10 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 
+from rehabref.api.events import event_type_param, no_target, not_found
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
-from rehabref.events.endpoints import event_type_param, no_target, not_found
 from rehabref.ops.auth import authenticate_operator
 from rehabref.responses import json_response
 from rehabref.services import services_of

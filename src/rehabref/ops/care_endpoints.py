@@ -20,10 +20,10 @@ from rehabref.care.views import ops_session_view
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ops.auth import authenticate_operator
-from rehabref.referrals.models import Referral
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
+from rehabref.tables.referrals import Referral
 
 _referrals = table(Referral)
 

@@ -14,11 +14,11 @@ from litestar.response import Template
 from sqlalchemy import select
 
 from rehabref.db import table
-from rehabref.intake.pages import PRIVATE_PAGE_HEADERS, message_page
-from rehabref.referrals.models import Referral
+from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page
 from rehabref.referrals.records_g import current_status, progress_of
 from rehabref.referrals.service_g import normalise_tracking_code
 from rehabref.services import services_of
+from rehabref.tables.referrals import Referral
 
 _referrals = table(Referral)
 

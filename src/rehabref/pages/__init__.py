@@ -1,0 +1,1 @@
+"""Edge: public server-rendered pages (patient assistant, hosted referral form, tracking)."""

@@ -1,0 +1,41 @@
+"""Tables layer: every table of the service, one module per aggregate.
+
+Importing this package imports each table module, so ``metadata`` is complete (migrations,
+tests). Table modules import only the kernel (``rehabref.db`` and friends).
+"""
+
+from __future__ import annotations
+
+from rehabref.db import Base
+from rehabref.instance_secret import InstanceSetting
+from rehabref.tables import (
+    care,
+    eligibility,
+    events,
+    idempotency,
+    intake,
+    jobs,
+    links,
+    matching,
+    operators,
+    partners,
+    referrals,
+)
+
+__all__ = [
+    "InstanceSetting",
+    "care",
+    "eligibility",
+    "events",
+    "idempotency",
+    "intake",
+    "jobs",
+    "links",
+    "matching",
+    "metadata",
+    "operators",
+    "partners",
+    "referrals",
+]
+
+metadata = Base.metadata

@@ -25,6 +25,7 @@ lint: install
 	$(BIN)/ruff check src tests bench migrations
 	$(BIN)/ruff format --check src tests bench migrations
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 test: install lint test-sqlite test-postgres
 

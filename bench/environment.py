@@ -17,6 +17,7 @@ from rehabref.db import Database
 from rehabref.instance_secret import SecretBox, load_secret_key
 from rehabref.migrate import upgrade
 from rehabref.partners.service import create_partner
+from rehabref.sandbox.phones import TEST_PHONES
 
 POSTGRES_ADMIN = os.environ.get(
     "REHABREF_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -60,7 +61,7 @@ def onboard(url: str) -> dict[str, Any]:
             box = SecretBox(await load_secret_key(db, None))
             async with db.write() as conn:
                 result = await create_partner(conn, box=box, name="Bench Clinic")
-            return result.as_dict()
+            return result.as_dict(test_phones=TEST_PHONES)
         finally:
             await db.dispose()
 

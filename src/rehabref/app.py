@@ -11,7 +11,7 @@ from litestar.exceptions import HTTPException
 from litestar.template.config import TemplateConfig
 from litestar.types import ASGIApp
 
-from rehabref import health
+from rehabref import health, wiring
 from rehabref.api import care as care_endpoints
 from rehabref.api import eligibility as eligibility_endpoints
 from rehabref.api import events as event_endpoints
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         db = Database(settings.database_url, hot_path_connections=settings.hot_path_connections)
         secret_key = await load_secret_key(db, settings.secret_key)
         rate_limiter = RateLimiter(settings.redis_url)
+        coverage = wiring.coverage_sources()
         app.state.services = Services(
             settings=settings,
             db=db,
@@ -62,9 +63,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ),
             rate_limiter=rate_limiter,
             messaging=messaging_for(db, settings),
+            coverage=coverage,
+            referral_created=wiring.referral_created_hooks(),
         )
         app.state.delivery_worker = delivery_worker.start_in_process(
-            db, app.state.services.box, settings
+            db, app.state.services.box, settings, wiring.periodic_jobs(coverage)
         )
 
     async def stop(app: Litestar) -> None:

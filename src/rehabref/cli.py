@@ -15,6 +15,7 @@ from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.sandbox.phones import TEST_PHONES
 
 T = TypeVar("T")
 
@@ -159,7 +160,7 @@ def partners_create(
                 commission_fixed_minor=commission_fixed_minor,
                 show_payments=show_payments,
             )
-        return onboarding.as_dict()
+        return onboarding.as_dict(test_phones=TEST_PHONES)
 
     try:
         result = _run(work)
@@ -193,7 +194,7 @@ def partners_demo() -> None:
                 commission_bps=1000,
                 show_payments=True,
             )
-        return onboarding.as_dict()
+        return onboarding.as_dict(test_phones=TEST_PHONES)
 
     result = _run(work)
     if result is None:
@@ -266,7 +267,7 @@ def worker() -> None:
     """Run the webhook delivery worker (and periodic jobs) until SIGTERM/SIGINT."""
     import uvloop
 
-    from rehabref.events.standalone import run_standalone
+    from rehabref.commands.worker import run_standalone
     from rehabref.logging import configure_logging
 
     settings = load_settings()

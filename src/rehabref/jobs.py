@@ -10,7 +10,7 @@ handlers are idempotent). A failing job is retried with exponential backoff and 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,19 +27,12 @@ _jobs = table(ScheduledJob)
 
 MAX_ATTEMPTS = 6
 Handler = Callable[[AsyncConnection, dict[str, Any], datetime], Awaitable[None]]
-HANDLERS: dict[str, Handler] = {}
+# job kind -> what runs it (``wiring.job_handlers``)
+Handlers = Mapping[str, Handler]
 
 
 class NotReady(Exception):
-    """The job cannot run yet (a service it needs is absent); retry later."""
-
-
-def handler(kind: str) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        HANDLERS[kind] = fn
-        return fn
-
-    return register
+    """The job cannot run yet (what it waits for has not happened); retry later."""
 
 
 async def enqueue(
@@ -71,7 +64,7 @@ async def enqueue(
     return job_id
 
 
-async def _run_one(db: Database, now: datetime) -> bool:
+async def _run_one(db: Database, now: datetime, handlers: Handlers) -> bool:
     """Claim and run one due job; False when none is due."""
     failure: tuple[str, int, str] | None = None
     async with db.write() as conn:
@@ -86,7 +79,7 @@ async def _run_one(db: Database, now: datetime) -> bool:
         job = (await conn.execute(query)).first()
         if job is None:
             return False
-        fn = HANDLERS.get(job.kind)
+        fn = handlers.get(job.kind)
         try:
             if fn is None:
                 raise NotReady(f"no handler for {job.kind}")
@@ -131,17 +124,12 @@ async def any_due(db: Database, now: datetime) -> bool:
     return found is not None
 
 
-async def run_due(db: Database, *, limit: int = 50) -> int:
+async def run_due(db: Database, *, handlers: Handlers, limit: int = 50) -> int:
     """Run up to ``limit`` due jobs, one transaction each; returns how many ran."""
     ran = 0
     now = utcnow()
     if not await any_due(db, now):
         return 0
-    while ran < limit and await _run_one(db, now):
+    while ran < limit and await _run_one(db, now, handlers):
         ran += 1
     return ran
-
-
-async def run_due_jobs(db: Database) -> None:
-    """The worker's periodic entry point."""
-    await run_due(db)

@@ -1,4 +1,7 @@
-"""The long-lived objects one process shares between requests, built at start-up."""
+"""The long-lived objects one process shares between requests, built at start-up (edge).
+
+What varies by deployment or environment (coverage sources, referral-created hooks) is
+chosen in ``wiring.py``."""
 
 from __future__ import annotations
 
@@ -7,10 +10,12 @@ from dataclasses import dataclass, field
 from rehabref.api_request import ApiRequest
 from rehabref.config import Settings
 from rehabref.db import Database
+from rehabref.eligibility.adapters import CoverageSources
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.messaging import MessagingAdapter, SandboxMessaging
 from rehabref.partners.auth import Authenticator
 from rehabref.rate_limiting import RateLimiter
+from rehabref.workflows.referral_created import ReferralCreated
 
 
 @dataclass
@@ -21,6 +26,10 @@ class Services:
     auth: Authenticator
     # Per-key and per-IP counters, in one storage (memory, or Redis when configured).
     rate_limiter: RateLimiter
+    # Where each environment's HMO coverage facts come from.
+    coverage: CoverageSources
+    # Run in the creating transaction of every referral (the sandbox's scenarios).
+    referral_created: tuple[ReferralCreated, ...] = ()
     # Outbound patient messages; app start-up picks it from REHABREF_MESSAGING.
     messaging: MessagingAdapter = field(default_factory=SandboxMessaging)
 

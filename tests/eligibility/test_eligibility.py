@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from rehabref import wiring
 from rehabref.db import Database
 from rehabref.eligibility.service import consume_session
 from tests.conftest import auth
@@ -200,7 +201,12 @@ def test_pre_auth_token_links_the_referral_and_sessions_consume_the_allowance(
         db = Database(database_url, pool_size=1)
         try:
             async with db.write() as conn:
-                return await consume_session(conn, referral_id=referral_id, session_id=session_id)
+                return await consume_session(
+                    conn,
+                    referral_id=referral_id,
+                    coverage=wiring.coverage_sources(),
+                    session_id=session_id,
+                )
         finally:
             await db.dispose()
 

@@ -238,9 +238,11 @@ def test_lease_blocks_other_claimers_until_it_expires(db_url):
 
 
 def test_periodic_jobs_run_in_the_worker_loop(db_url):
-    from rehabref.events.worker import periodic_jobs, register_periodic
+    from rehabref import wiring
 
-    assert "idempotency.purge_expired" in periodic_jobs()
+    wired = wiring.periodic_jobs(wiring.coverage_sources())
+    assert "idempotency.purge_expired" in wired
+    assert "scheduled_jobs.run_due" in wired
     ran: list[str] = []
 
     async def job(db: Database) -> None:
@@ -251,12 +253,16 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
     async def failing(db: Database) -> None:
         raise RuntimeError("boom")
 
-    register_periodic("test.job", 0.01, job)
-    register_periodic("test.failing", 0.01, failing)
+    periodic = {"test.job": (0.01, job), "test.failing": (0.01, failing)}
 
     async def scenario() -> None:
         db = Database(db_url)
-        worker = DeliveryWorker(db, SecretBox(TEST_SECRET_KEY), WorkerConfig(idle_seconds=0.01))
+        worker = DeliveryWorker(
+            db,
+            SecretBox(TEST_SECRET_KEY),
+            WorkerConfig(idle_seconds=0.01),
+            periodic=periodic,
+        )
         task = asyncio.create_task(worker.run())
         try:
             for _ in range(500):
@@ -269,11 +275,5 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
             await worker.aclose()
             await db.dispose()
 
-    try:
-        run(scenario())
-    finally:
-        from rehabref.events import periodic as worker_module
-
-        worker_module._PERIODIC.pop("test.job", None)
-        worker_module._PERIODIC.pop("test.failing", None)
+    run(scenario())
     assert len(ran) >= 2  # ran repeatedly, and the failing job did not stop the loop

@@ -1,4 +1,5 @@
-"""``complete_intake`` called directly (as the sandbox scenarios and future channels do)."""
+"""The intake-completed workflow called directly (as the sandbox scenarios and future
+channels do)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlalchemy import text
 
 from rehabref.db import Database
 from rehabref.errors import ApiError
-from rehabref.intake.service import complete_intake
+from rehabref.workflows.intake import intake_completed
 from tests.support.api import created
 from tests.support.operators import moved
 
@@ -19,7 +20,7 @@ def _complete(database_url, referral_id):
         db = Database(database_url, pool_size=1)
         try:
             async with db.write() as conn:
-                return await complete_intake(
+                return await intake_completed(
                     conn,
                     referral_id=referral_id,
                     availability="weekday_evenings",

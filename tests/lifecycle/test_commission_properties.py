@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rehabref.care.payments import MAX_AMOUNT_MINOR, commission_for, record_for
+from rehabref.referrals.commission import MAX_AMOUNT_MINOR, commission_for, record_for
 
 amounts = st.integers(min_value=0, max_value=MAX_AMOUNT_MINOR)
 rates = st.integers(min_value=0, max_value=10_000)

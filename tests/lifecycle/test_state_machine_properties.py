@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import insert, select
 
-from rehabref.care.payments import commission_for
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
+from rehabref.referrals.commission import commission_for
 from rehabref.referrals.status import STATUSES, TERMINAL
 from rehabref.referrals.transitions import (
     ALLOWED,
@@ -30,10 +30,10 @@ from rehabref.referrals.transitions import (
     AppointmentChange,
     PaymentChange,
     is_allowed,
-    transition,
 )
 from rehabref.tables.events import Event
 from rehabref.tables.referrals import Referral, ReferralTransition
+from rehabref.workflows.moves import move_referral
 from tests.support.partners import onboard
 
 _referrals = table(Referral)
@@ -116,7 +116,7 @@ class Harness:
             payment = PaymentChange(amount_minor=amount, currency="NGN")
         try:
             async with self.db.write() as conn:
-                await transition(
+                await move_referral(
                     conn,
                     referral_id=referral_id,
                     to=to,

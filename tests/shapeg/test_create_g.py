@@ -375,9 +375,9 @@ def test_a_messaging_failure_creates_nothing(database_url, partner, sql):
     from rehabref.db import Database
     from rehabref.errors import ApiError
     from rehabref.instance_secret import SecretBox
-    from rehabref.partners.auth import Principal
-    from rehabref.referrals import service_g
+    from rehabref.principal import Principal
     from rehabref.referrals.schemas_g import ReferralCreateG
+    from rehabref.workflows import referral_created_g as service_g
 
     class BrokenMessaging:
         async def send(self, **_: object) -> str:

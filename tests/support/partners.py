@@ -8,6 +8,7 @@ from typing import Any
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox
 from rehabref.partners.service import create_partner
+from rehabref.sandbox.phones import TEST_PHONES
 
 TEST_SECRET_KEY = "test-secret-key-not-for-production"
 
@@ -25,7 +26,7 @@ def onboard(database_url: str, **options: Any) -> dict[str, Any]:
                     name=options.pop("name", "Test Clinic"),
                     **options,
                 )
-            return result.as_dict()
+            return result.as_dict(test_phones=TEST_PHONES)
         finally:
             await db.dispose()
 

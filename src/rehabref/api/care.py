@@ -18,7 +18,7 @@ from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.pages.ip_limits import client_ip, limits_of
-from rehabref.partners.auth import Principal
+from rehabref.principal import Principal
 from rehabref.responses import json_response
 from rehabref.services import services_of
 from rehabref.tables.care import CareSession

@@ -20,7 +20,11 @@ async def check_eligibility(request: Request[Any, Any, Any]) -> Response[bytes]:
     payload = validate(EligibilityRequest, await json_object(request))
     async with services.db.read() as conn:
         status, body = await service.check(
-            conn, principal=principal, request=payload, box=services.box
+            conn,
+            principal=principal,
+            request=payload,
+            box=services.box,
+            adapter=services.coverage.for_environment(principal.environment),
         )
     return Response(
         content=msgspec.json.encode(body),

@@ -30,6 +30,7 @@ from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.sandbox import scenarios
 from rehabref.services import services_of
+from rehabref.workflows import referral_created as created
 
 CREATE_OPERATION = "referrals.create"
 
@@ -44,7 +45,7 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
         return await create_referral_g(services, principal, body, key)
     payload = validate(ReferralCreateV1, body)
     settings = services.settings
-    intake = service.IntakeSettings(
+    intake = created.IntakeSettings(
         box=services.box,
         base_url=settings.base_url,
         assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
@@ -55,8 +56,14 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
     async def create(conn: Connection) -> bytes:
         # A duplicate external_ref fails on the unique index (the conflict below); checking
         # first would cost a round trip on every create.
-        created = await service.create_v1(conn, principal=principal, request=payload, intake=intake)
-        return msgspec.json.encode(created)
+        body = await created.create_v1(
+            conn,
+            principal=principal,
+            request=payload,
+            intake=intake,
+            on_created=services.referral_created,
+        )
+        return msgspec.json.encode(body)
 
     return await create_idempotently(
         services.db,

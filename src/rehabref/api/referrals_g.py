@@ -13,18 +13,18 @@ from litestar import Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.idempotency.flow import create_idempotently
-from rehabref.partners.auth import Principal
-from rehabref.referrals import service_g
+from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.request_body import validate
 from rehabref.services import Services
+from rehabref.workflows import referral_created_g as created_g
 
 CREATE_OPERATION = "referrals.create"
 
 
-def _context(services: Services) -> service_g.GContext:
+def _context(services: Services) -> created_g.GContext:
     settings = services.settings
-    return service_g.GContext(
+    return created_g.GContext(
         box=services.box,
         base_url=settings.base_url,
         assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
@@ -39,11 +39,16 @@ async def create_referral_g(
     payload = validate(ReferralCreateG, body)
     ctx = _context(services)
     # Checks with network I/O (callback host resolution) run before the write transaction.
-    grant = await service_g.check_request(principal=principal, request=payload, ctx=ctx)
+    grant = await created_g.check_request(principal=principal, request=payload, ctx=ctx)
 
     async def create(conn: AsyncConnection) -> bytes:
-        created = await service_g.create_g(
-            conn, principal=principal, request=payload, grant=grant, ctx=ctx
+        created = await created_g.create_g(
+            conn,
+            principal=principal,
+            request=payload,
+            grant=grant,
+            ctx=ctx,
+            on_created=services.referral_created,
         )
         return msgspec.json.encode(created)
 
@@ -55,5 +60,5 @@ async def create_referral_g(
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
         create=create,
-        conflict=service_g.duplicate_reference,
+        conflict=created_g.duplicate_reference,
     )

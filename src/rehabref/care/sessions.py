@@ -13,7 +13,6 @@ scores, pain reduction and notes summary. Services never commit.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -26,10 +25,9 @@ from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
-from rehabref.events.payloads import referral_base
 from rehabref.ids import new_id
-from rehabref.matching.service import contract_of
-from rehabref.referrals.transitions import callback_targets, lock_referral
+from rehabref.referrals.event_data import callback_targets, contract_of, referral_base
+from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.care import CareSession
 from rehabref.tables.matching import Physiotherapist
 
@@ -43,16 +41,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "cancelled": frozenset(),
 }
 _CLOSED_REFERRAL = frozenset({"closed", "cancelled"})
-
-CompletionHook = Callable[..., Awaitable[None]]
-# Called as ``hook(conn, session=row, referral=row)`` after a session completes, inside the
-# same transaction (e.g. eligibility consumes one HMO session from the member's allowance).
-COMPLETION_HOOKS: list[CompletionHook] = []
-
-
-def register_completion_hook(hook: CompletionHook) -> None:
-    if hook not in COMPLETION_HOOKS:
-        COMPLETION_HOOKS.append(hook)
 
 
 def check_move(current: str, to: str) -> None:
@@ -257,8 +245,6 @@ async def complete_session(
             )
         ],
     )
-    for hook in COMPLETION_HOOKS:
-        await hook(conn, session=done, referral=referral)
     return done
 
 

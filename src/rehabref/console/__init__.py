@@ -1,1 +1,1 @@
-"""The coordinator console: server-rendered pages behind an operator login (/console)."""
+"""Edge: the coordinator console, server-rendered pages behind an operator login (/console)."""

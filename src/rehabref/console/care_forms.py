@@ -8,42 +8,20 @@ from typing import Any
 
 from litestar import Request, post
 from litestar.response import Redirect, Template
-from sqlalchemy import Row, select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import select
 
 from rehabref.care import sessions as care
 from rehabref.clock import utcnow
+from rehabref.console.referral_view import MODALITIES, render_referral
 from rehabref.console.render import Posted, guarded_form, page, see_other
 from rehabref.console.session import Signed
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.services import services_of
 from rehabref.tables.care import CareSession
-from rehabref.tables.matching import Physiotherapist
+from rehabref.workflows.sessions import complete_session
 
-MODALITIES = ("home_visit", "in_clinic", "remote")
 _sessions = table(CareSession)
-_physios = table(Physiotherapist)
-
-
-async def sessions_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
-    query = (
-        select(_sessions, _physios.c.name.label("physio_name"))
-        .join(_physios, _physios.c.id == _sessions.c.physio_id)
-        .where(_sessions.c.referral_id == referral_id)
-        .order_by(_sessions.c.session_number)
-    )
-    return list((await conn.execute(query)).all())
-
-
-async def active_physios(conn: AsyncConnection) -> list[Row[Any]]:
-    query: Any = (
-        select(_physios.c.id, _physios.c.name, _physios.c.city)
-        .where(_physios.c.active.is_(True))
-        .order_by(_physios.c.name)
-        .limit(200)
-    )
-    return list((await conn.execute(query)).all())
 
 
 def _invalid(message: str) -> ApiError:
@@ -84,8 +62,6 @@ def _pain(form: Any, name: str) -> int:
 async def _fail(
     request: Request[Any, Any, Any], signed: Signed, referral_id: str, exc: ApiError
 ) -> Template:
-    from rehabref.console.referral import render_referral
-
     detail = "; ".join(exc.fields.values()) if exc.fields else ""
     return await render_referral(
         request, signed, referral_id, error=f"{exc.message} {detail}".strip(), status=exc.status
@@ -143,7 +119,8 @@ async def session_action(
         )
     actor = signed.operator.actor
     try:
-        async with services_of(request).db.write() as conn:
+        services = services_of(request)
+        async with services.db.write() as conn:
             if action == "start":
                 await care.start_session(
                     conn,
@@ -154,8 +131,9 @@ async def session_action(
                     actor=actor,
                 )
             elif action == "complete":
-                await care.complete_session(
+                await complete_session(
                     conn,
+                    coverage=services.coverage,
                     session_id=session_id,
                     pain_before=_pain(form, "pain_before"),
                     pain_after=_pain(form, "pain_after"),

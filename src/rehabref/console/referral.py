@@ -9,78 +9,14 @@ from typing import Any
 from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
-from rehabref.console import care_forms, queries
+from rehabref.console.referral_view import render_referral
 from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
-from rehabref.console.session import Signed, signed_in
+from rehabref.console.session import signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
-from rehabref.referrals.transitions import (
-    ALLOWED,
-    APPOINTMENT_MODES,
-    AppointmentChange,
-    PaymentChange,
-    transition,
-)
+from rehabref.referrals.transitions import AppointmentChange, PaymentChange
 from rehabref.services import services_of
-
-MOVE_LABELS = {
-    "contact_pending": "Queue for human contact",
-    "assistant_started": "Mark assistant started",
-    "booked": "Book appointment",
-    "attended": "Mark attended",
-    "paid": "Record payment",
-    "closed": "Close",
-    "cancelled": "Cancel referral",
-}
-
-
-async def render_referral(
-    request: Request[Any, Any, Any],
-    signed: Signed,
-    referral_id: str,
-    *,
-    error: str | None = None,
-    status: int = 200,
-) -> Template:
-    async with services_of(request).db.read() as conn:
-        row = await queries.referral(conn, referral_id)
-        if row is None:
-            return page(
-                "message",
-                {"title": "Not found", "message": "No referral with this identifier."},
-                signed=signed,
-                status=404,
-            )
-        transitions = await _history(conn, referral_id)
-        events = await queries.events_with_deliveries(conn, referral_id)
-        tasks = await queries.tasks_of(conn, referral_id)
-        sessions = await care_forms.sessions_of(conn, referral_id)
-        physios = await care_forms.active_physios(conn)
-    moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
-    return page(
-        "referral",
-        {
-            "r": row,
-            "moves": [(move, MOVE_LABELS[move]) for move in moves],
-            "appointment_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, frozenset())),
-            "transitions": transitions,
-            "events": events,
-            "tasks": tasks,
-            "sessions": sessions,
-            "physios": physios,
-            "modalities": care_forms.MODALITIES,
-            "error": error,
-        },
-        signed=signed,
-        status=status,
-        notice=request.query_params.get("notice"),
-    )
-
-
-async def _history(conn: Any, referral_id: str) -> list[Any]:
-    from rehabref.ops.service import history as transitions_of
-
-    return await transitions_of(conn, referral_id)
+from rehabref.workflows.moves import move_referral
 
 
 @get("/console/referrals/{referral_id:str}", include_in_schema=False)
@@ -134,7 +70,7 @@ async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | 
         appointment = _appointment(form) if to == "booked" else None
         payment = _payment(form) if to == "paid" else None
         async with services_of(request).db.write() as conn:
-            await transition(
+            await move_referral(
                 conn,
                 referral_id=referral_id,
                 to=to,

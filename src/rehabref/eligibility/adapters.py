@@ -1,20 +1,17 @@
 """Where coverage facts come from: an ``HmoAdapter`` per environment.
 
 ``RegistryAdapter`` (live keys) reads the member registry imported from each HMO's CSV;
-a real insurer API can replace it by implementing the same Protocol. ``SandboxAdapter``
-(test keys) never reads the registry: every policy number of a known HMO is a synthetic
-member whose coverage is derived from a hash of the HMO code and policy number, so the same
-request always gets the same answer (test keys never see live data).
+a real insurer API can replace it by implementing the same Protocol. Test keys get the
+sandbox's synthetic coverage (``sandbox/coverage.py``), wired in at start-up.
 """
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import date
 from typing import Protocol
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
@@ -42,7 +39,7 @@ class MemberCoverage:
 
 class HmoAdapter(Protocol):
     async def find_member(
-        self, conn: AsyncConnection, *, hmo_code: str, policy_number: str
+        self, conn: AsyncConnection, *, hmo_code: str, policy_number: str, member_phone: str
     ) -> MemberCoverage | None:
         """The member's coverage, or None when the HMO does not know the policy."""
         ...
@@ -58,7 +55,7 @@ class RegistryAdapter:
     """Live coverage from the ``hmo_members`` registry (CSV imports)."""
 
     async def find_member(
-        self, conn: AsyncConnection, *, hmo_code: str, policy_number: str
+        self, conn: AsyncConnection, *, hmo_code: str, policy_number: str, member_phone: str
     ) -> MemberCoverage | None:
         row = (
             await conn.execute(
@@ -93,54 +90,12 @@ class RegistryAdapter:
         )
 
 
-_TIERS = ("Bronze", "Silver", "Gold", "Platinum")
-_LIMITS = (6, 8, 10, 12)
-_CO_PAYS = (0, 200_000, 350_000, 500_000)
-_NAMES = ("Adaeze Nwosu", "Tunde Bakare", "Ngozi Eze", "Yusuf Musa", "Funmi Adeyemi")
+@dataclass(frozen=True)
+class CoverageSources:
+    """Where each environment's coverage facts come from, chosen at start-up (``wiring``)."""
 
+    live: HmoAdapter
+    test: HmoAdapter
 
-class SandboxAdapter:
-    """Deterministic synthetic coverage for test keys; the consumed sessions are counted."""
-
-    async def find_member(
-        self, conn: AsyncConnection, *, hmo_code: str, policy_number: str
-    ) -> MemberCoverage | None:
-        member = synthetic_member(hmo_code, policy_number, today=utcnow().date())
-        used = (
-            await conn.execute(
-                select(func.count())
-                .select_from(_uses)
-                .where(
-                    _uses.c.environment == "test",
-                    _uses.c.hmo_code == hmo_code,
-                    _uses.c.policy_number == policy_number,
-                )
-            )
-        ).scalar_one()
-        return replace(member, sessions_used=member.sessions_used + int(used))
-
-    async def record_session(
-        self, conn: AsyncConnection, *, hmo_code: str, policy_number: str
-    ) -> None:
-        return None  # the coverage_uses row written by the caller is the sandbox's counter
-
-
-def synthetic_member(hmo_code: str, policy_number: str, *, today: date) -> MemberCoverage:
-    digest = hashlib.sha256(f"{hmo_code}\x00{policy_number}".encode()).digest()
-    return MemberCoverage(
-        name=_NAMES[digest[0] % len(_NAMES)],
-        phone=None,
-        plan_tier=_TIERS[digest[1] % len(_TIERS)],
-        policy_status="active",
-        expiry_date=date(today.year + 1, 12, 31),
-        physiotherapy_covered=True,
-        post_surgical_covered=True,
-        pre_auth_required=digest[2] % 2 == 0,
-        annual_session_limit=_LIMITS[digest[3] % len(_LIMITS)],
-        sessions_used=digest[4] % 3,
-        co_pay_kobo=_CO_PAYS[digest[5] % len(_CO_PAYS)],
-    )
-
-
-def adapter_for(environment: str) -> HmoAdapter:
-    return SandboxAdapter() if environment == "test" else RegistryAdapter()
+    def for_environment(self, environment: str) -> HmoAdapter:
+        return self.test if environment == "test" else self.live

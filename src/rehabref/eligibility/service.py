@@ -18,21 +18,19 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from sqlalchemy import Row, insert, select
+from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.care.sessions import register_completion_hook
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.eligibility import tokens
-from rehabref.eligibility.adapters import HmoAdapter, MemberCoverage, adapter_for
+from rehabref.eligibility.adapters import CoverageSources, HmoAdapter, MemberCoverage
 from rehabref.eligibility.codes import NEGOTIATED_RATE_KOBO, POST_SURGICAL
 from rehabref.eligibility.schemas import EligibilityRequest
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
-from rehabref.partners.auth import Principal
-from rehabref.sandbox.phones import TEST_PHONES
+from rehabref.principal import Principal
 from rehabref.tables.eligibility import CoverageUse, ReferralCoverage
 from rehabref.tables.referrals import Referral
 
@@ -41,8 +39,6 @@ log = logging.getLogger("rehabref.eligibility")
 _coverage = table(ReferralCoverage)
 _uses = table(CoverageUse)
 _referrals = table(Referral)
-
-INELIGIBLE_PHONE = TEST_PHONES[3]  # sandbox scenario 4
 
 MESSAGES = {
     "member_not_found": "No member with this policy number and verified phone at this HMO.",
@@ -102,26 +98,26 @@ async def check(
     principal: Principal,
     request: EligibilityRequest,
     box: SecretBox,
-    adapter: HmoAdapter | None = None,
+    adapter: HmoAdapter,
 ) -> tuple[int, dict[str, Any]]:
     """The HTTP status and body of an eligibility answer.
 
     Live keys: 200 for both answers (an ineligible member is a normal business result).
-    Test keys: TEST_PHONE_4 is always ineligible (``annual_limit_exceeded``) and every
-    ineligible answer is a 400, as the sandbox scenario of spec 6.5 prescribes.
+    Test keys: every ineligible answer is a 400, as the sandbox scenario of spec 6.5
+    prescribes (their ``adapter`` makes test phone 4 a member with no sessions left).
     """
-    if principal.is_sandbox and request.member_phone == INELIGIBLE_PHONE:
-        decision = Decision(False, "annual_limit_exceeded", None)
-    else:
-        found = await (adapter or adapter_for(principal.environment)).find_member(
-            conn, hmo_code=request.hmo_code, policy_number=request.policy_number
-        )
-        decision = decide(
-            found,
-            member_phone=request.member_phone,
-            procedure_code=request.procedure_code,
-            today=utcnow().date(),
-        )
+    found = await adapter.find_member(
+        conn,
+        hmo_code=request.hmo_code,
+        policy_number=request.policy_number,
+        member_phone=request.member_phone,
+    )
+    decision = decide(
+        found,
+        member_phone=request.member_phone,
+        procedure_code=request.procedure_code,
+        today=utcnow().date(),
+    )
     log.info(
         "eligibility checked",
         extra={"hmo_code": request.hmo_code, "eligible": decision.eligible},
@@ -160,11 +156,15 @@ async def check(
 
 
 async def consume_session(
-    conn: AsyncConnection, *, referral_id: str, session_id: str | None = None
+    conn: AsyncConnection,
+    *,
+    referral_id: str,
+    coverage: CoverageSources,
+    session_id: str | None = None,
 ) -> bool:
     """Charge one completed session to the member behind an hmo_direct_billing referral.
 
-    Called by ``care.sessions.complete_session`` in its transaction. Does nothing (False)
+    Called by the session-completed workflow in the completing transaction. Does nothing (False)
     for other billing modes or referrals without a verified pre_auth_token; charging the
     same ``session_id`` twice is a no-op. Returns True when a session was charged.
     """
@@ -204,17 +204,7 @@ async def consume_session(
             )
     except IntegrityError:
         return False  # the same session, charged concurrently
-    await adapter_for(row.environment).record_session(
+    await coverage.for_environment(row.environment).record_session(
         conn, hmo_code=row.hmo_code, policy_number=row.policy_number
     )
     return True
-
-
-async def _charge_completed_session(
-    conn: AsyncConnection, *, session: Row[Any], referral: Row[Any]
-) -> None:
-    await consume_session(conn, referral_id=referral.id, session_id=session.id)
-
-
-# care.sessions.complete_session calls its hooks inside the completing transaction.
-register_completion_hook(_charge_completed_session)

@@ -7,7 +7,8 @@ database's single writer serialises claimers. A worker that dies keeps its lease
 ``claimed_until`` passes; then any worker claims those deliveries again (at-least-once).
 Results are written back in one transaction per batch, only by the lease holder.
 
-The worker also runs periodic jobs (``register_periodic``), e.g. the idempotency purge.
+The worker also runs the periodic jobs it is given (``wiring.periodic_jobs``), e.g. the
+idempotency purge.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from sqlalchemy import bindparam, insert, or_, select, update
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import Database, table
 from rehabref.events import schedule
-from rehabref.events.periodic import PeriodicJob, periodic_jobs, register_periodic
+from rehabref.events.periodic import PeriodicJob, PeriodicJobs
 from rehabref.events.secrets import SecretCache
 from rehabref.events.sender import TOTAL_SECONDS, AttemptResult, ClientLanes, post
 from rehabref.events.signing import delivery_headers
@@ -39,7 +40,7 @@ from rehabref.tables.events import Delivery, DeliveryAttempt, Event
 
 log = logging.getLogger("rehabref.worker")
 
-__all__ = ["DeliveryWorker", "WorkerConfig", "periodic_jobs", "register_periodic"]
+__all__ = ["DeliveryWorker", "WorkerConfig"]
 
 _deliveries = table(Delivery)
 _attempts = table(DeliveryAttempt)
@@ -87,8 +88,10 @@ class DeliveryWorker:
         clock: Callable[[], datetime] = utcnow,
         rng: Callable[[], float] = random.random,
         client: httpx.AsyncClient | None = None,
+        periodic: PeriodicJobs | None = None,
     ) -> None:
         self.db = db
+        self.periodic: PeriodicJobs = periodic or {}
         self.config = config
         self.clock = clock
         self.rng = rng
@@ -288,7 +291,7 @@ class DeliveryWorker:
 
     def _run_periodic(self) -> None:
         now = time.monotonic()
-        for name, (interval, fn) in periodic_jobs().items():
+        for name, (interval, fn) in self.periodic.items():
             due = self._periodic_due.setdefault(name, now + min(interval, 5.0))
             running = self._periodic_tasks.get(name)
             if now < due or (running is not None and not running.done()):
@@ -384,8 +387,10 @@ def config_from(settings: Any) -> WorkerConfig:
     )
 
 
-def start_in_process(db: Database, box: SecretBox, settings: Any) -> WorkerHandle | None:
+def start_in_process(
+    db: Database, box: SecretBox, settings: Any, periodic: PeriodicJobs
+) -> WorkerHandle | None:
     """Start the worker inside ``rehabref serve`` unless it was run with ``--no-worker``."""
     if os.environ.get("REHABREF_RUN_WORKER") != "1":
         return None
-    return WorkerHandle(DeliveryWorker(db, box, config_from(settings)))
+    return WorkerHandle(DeliveryWorker(db, box, config_from(settings), periodic=periodic))

@@ -29,7 +29,7 @@ from rehabref.idempotency.service import (
     read_committed,
     remember,
 )
-from rehabref.partners.auth import Principal
+from rehabref.principal import Principal
 from rehabref.responses import JSON
 
 # Returns the JSON body of the success answer.

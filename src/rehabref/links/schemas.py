@@ -7,11 +7,10 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from rehabref import fields
+from rehabref.clock import utcnow
 
 
 def _future_utc(value: str) -> str:
-    from rehabref.clock import utcnow
-
     if fields.utc_timestamp_any(value) <= utcnow():
         raise ValueError("expires_at must be in the future.")
     return value

@@ -17,21 +17,18 @@ from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
-from rehabref.events.payloads import referral_base
-from rehabref.intake.service import open_contact_task
 from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
 from rehabref.places import area_from_city_field, area_key, city_key
-from rehabref.referrals.transitions import callback_targets, lock_referral
-from rehabref.tables.intake import AssistantSession, ContactTask
+from rehabref.referrals.event_data import callback_targets, contract_of, referral_base
+from rehabref.referrals.tasks import open_unmatched_task
+from rehabref.referrals.transitions import lock_referral
+from rehabref.tables.intake import AssistantSession
 from rehabref.tables.matching import Physiotherapist
-from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral
 
 _physios = table(Physiotherapist)
 _referrals = table(Referral)
 _assistant = table(AssistantSession)
-_tasks = table(ContactTask)
-_partners = table(Partner)
 
 # Referrals in these states no longer hold a physiotherapist's weekly slot.
 _RELEASED = ("closed", "cancelled")
@@ -149,7 +146,7 @@ async def match_referral(conn: AsyncConnection, *, referral_id: str, now: dateti
         if physio is not None:
             await _assign(conn, referral=referral, physio=physio, now=now)
             return candidate.physio_id
-    await _open_unmatched_task(conn, referral=referral, now=now)
+    await open_unmatched_task(conn, referral=referral, now=now)
     return None
 
 
@@ -201,14 +198,6 @@ async def _assign(
     )
 
 
-async def contract_of(conn: AsyncConnection, partner_id: str) -> str:
-    """The partner's contract: ``g`` (clinical referrer) or ``v1``."""
-    contract = (
-        await conn.execute(select(_partners.c.contract).where(_partners.c.id == partner_id))
-    ).scalar_one()
-    return str(contract)
-
-
 def physio_summary(physio: Row[Any], *, include_phone: bool) -> dict[str, Any]:
     """What partners learn about the assigned physiotherapist (phone for clinical partners)."""
     summary: dict[str, Any] = {
@@ -220,27 +209,3 @@ def physio_summary(physio: Row[Any], *, include_phone: bool) -> dict[str, Any]:
     if include_phone:
         summary["phone"] = physio.phone
     return summary
-
-
-async def _open_unmatched_task(conn: AsyncConnection, *, referral: Row[Any], now: datetime) -> None:
-    """One open ``unmatched`` task per referral, however often matching is retried."""
-    existing = (
-        await conn.execute(
-            select(_tasks.c.id).where(
-                _tasks.c.referral_id == referral.id,
-                _tasks.c.purpose == "unmatched",
-                _tasks.c.status != "done",
-            )
-        )
-    ).first()
-    if existing is not None:
-        return
-    await open_contact_task(
-        conn,
-        referral_id=referral.id,
-        partner_id=referral.partner_id,
-        environment=referral.environment,
-        channel=referral.preferred_contact or "messaging",
-        purpose="unmatched",
-        now=now,
-    )

@@ -1,0 +1,1 @@
+"""Edge: the OpenAPI document, assembled from the operations each area describes here."""

@@ -24,6 +24,7 @@ from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
 from rehabref.tables.referrals import Referral
+from rehabref.workflows.sessions import complete_session
 
 _referrals = table(Referral)
 
@@ -106,9 +107,11 @@ async def start(request: Request[Any, Any, Any], session_id: str) -> Response[by
 async def complete(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionComplete, await json_object(request))
-    async with services_of(request).db.write() as conn:
-        await sessions.complete_session(
+    services = services_of(request)
+    async with services.db.write() as conn:
+        await complete_session(
             conn,
+            coverage=services.coverage,
             session_id=session_id,
             pain_before=payload.pain_before,
             pain_after=payload.pain_after,

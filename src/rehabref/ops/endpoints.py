@@ -18,10 +18,11 @@ from rehabref.ops.auth import authenticate_operator
 from rehabref.ops.schemas import ContactTaskComplete, TransitionRequest
 from rehabref.ops.views import intake_view, referral_view, task_view, transition_view
 from rehabref.referrals.status import STATUSES
-from rehabref.referrals.transitions import AppointmentChange, PaymentChange, transition
+from rehabref.referrals.transitions import AppointmentChange, PaymentChange
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import Services, services_of
+from rehabref.workflows import moves
 
 _LINK_STATUSES = frozenset({"received", "contact_pending"})
 
@@ -50,7 +51,7 @@ async def move_referral(request: Request[Any, Any, Any], referral_id: str) -> Re
             amount_minor=payload.payment.amount_minor, currency=payload.payment.currency
         )
     async with services_of(request).db.write() as conn:
-        row = await transition(
+        row = await moves.move_referral(
             conn,
             referral_id=referral_id,
             to=payload.to,

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
 from rehabref import fields
-from rehabref.care.payments import MAX_AMOUNT_MINOR
+from rehabref.referrals.commission import MAX_AMOUNT_MINOR
 from rehabref.referrals.schemas_v1 import ReferralStatus
 
 _strict = ConfigDict(extra="forbid", str_strip_whitespace=True)

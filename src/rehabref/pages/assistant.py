@@ -22,13 +22,12 @@ from rehabref.fields import plain_text
 from rehabref.intake.service import (
     AVAILABILITY_SLOTS,
     CARE_MODES_FOR,
-    complete_intake,
     form_token,
     read_assistant_token,
     session_with_referral,
-    start_assistant,
 )
 from rehabref.services import Services, services_of
+from rehabref.workflows.intake import assistant_opened, intake_completed
 
 PRIVATE_PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -143,7 +142,7 @@ async def assistant_page(request: Request[Any, Any, Any], token: str) -> Templat
         return row
     if row.opened_at is None:
         async with services.db.write() as conn:
-            await start_assistant(conn, session_id=row.id, actor=_actor(row.id))
+            await assistant_opened(conn, session_id=row.id, actor=_actor(row.id))
     return _form_page(services, row)
 
 
@@ -191,8 +190,8 @@ async def submit_intake(request: Request[Any, Any, Any], token: str) -> Template
     try:
         async with services.db.write() as conn:
             if row.opened_at is None:
-                await start_assistant(conn, session_id=row.id, actor=_actor(row.id))
-            await complete_intake(
+                await assistant_opened(conn, session_id=row.id, actor=_actor(row.id))
+            await intake_completed(
                 conn,
                 referral_id=row.referral_id,
                 session_id=row.id,

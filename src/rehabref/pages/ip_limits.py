@@ -16,6 +16,7 @@ from litestar import Request
 from rehabref.client_address import client_address
 from rehabref.config import Settings
 from rehabref.rate_limiting import RateLimiter
+from rehabref.services import services_of
 
 
 class FormLimits:
@@ -38,8 +39,6 @@ def limits_of(request: Request[Any, Any, Any]) -> FormLimits:
     state = request.app.state
     existing: FormLimits | None = getattr(state, "form_limits", None)
     if existing is None:
-        from rehabref.services import services_of
-
         services = services_of(request)
         existing = FormLimits(services.settings, services.rate_limiter)
         state.form_limits = existing
@@ -48,8 +47,6 @@ def limits_of(request: Request[Any, Any, Any]) -> FormLimits:
 
 def client_ip(request: Request[Any, Any, Any]) -> str:
     """The address per-IP limits count against (``rehabref.client_address``)."""
-    from rehabref.services import services_of
-
     return client_address(
         request.client.host if request.client else None,
         request.headers.getall("x-forwarded-for", []),

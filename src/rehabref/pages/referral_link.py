@@ -3,7 +3,7 @@
 Unknown codes answer 404 and inactive or expired links 410 with the same neutral page, and
 accept nothing. Views of an active link increment a counter (no IP, no user agent stored).
 Submissions pass a per-IP and a per-link rate limit and the CSRF check, are validated with
-the API's rules, and create the referral through ``referrals.service.create_v1`` - the same
+the API's rules, and create the referral through ``workflows.referral_created.create_v1`` - the same
 path as the API, with the same events and intake.
 """
 
@@ -30,11 +30,12 @@ from rehabref.pages.referral_form import (
     FormResult,
     read_form,
 )
-from rehabref.partners.auth import Principal
+from rehabref.principal import Principal
 from rehabref.referrals import service as referrals
 from rehabref.services import Services, services_of
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral
+from rehabref.workflows import referral_created
 
 _partners = table(Partner)
 _referrals = table(Referral)
@@ -246,15 +247,16 @@ async def _create_referral(
     ):
         return None
     settings = services.settings
-    created = await referrals.create_v1(
+    created = await referral_created.create_v1(
         conn,
         principal=principal,
         request=result.request,
-        intake=referrals.IntakeSettings(
+        intake=referral_created.IntakeSettings(
             box=services.box,
             base_url=settings.base_url,
             assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
         ),
+        on_created=services.referral_created,
     )
     await conn.execute(
         update(_referrals)

@@ -1,0 +1,3 @@
+"""Platform: partners, API keys, authentication and onboarding.
+
+May import the referral core, tables and the kernel; never a domain."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from limits import parse_many
 from sqlalchemy import bindparam, select
 
@@ -14,6 +12,7 @@ from rehabref.expiring_cache import ExpiringCache
 from rehabref.fastsql import Statement, fetch_one
 from rehabref.logging import partner_id_var
 from rehabref.partners.keys import hash_key, parse_key
+from rehabref.principal import Principal
 from rehabref.rate_limiting import RateLimiter
 from rehabref.tables.partners import ApiKey, Partner
 
@@ -36,25 +35,6 @@ _LOOKUP = Statement(
     .join(_partners, _partners.c.id == _keys.c.partner_id)
     .where(_keys.c.revoked_at.is_(None), _keys.c.key_hash == bindparam("key_hash"))
 )
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is calling: one partner, in one environment, with one kind of key."""
-
-    key_id: str
-    partner_id: str
-    partner_name: str
-    environment: str  # test | live
-    kind: str  # secret | public
-    contract: str  # v1 | g
-    show_payments: bool
-    commission_bps: int | None
-    commission_fixed_minor: int | None
-
-    @property
-    def is_sandbox(self) -> bool:
-        return self.environment == "test"
 
 
 def _unauthenticated() -> ApiError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,7 +15,6 @@ from rehabref.db import table
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.partners.keys import KEY_TYPES, generate_key, generate_webhook_secret, hash_key
-from rehabref.sandbox.phones import TEST_PHONES
 from rehabref.tables.partners import ApiKey, Partner, WebhookSecret
 
 _partners = table(Partner)
@@ -34,11 +34,12 @@ class Onboarding:
     partner_id: str
     keys: dict[str, str]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, *, test_phones: Sequence[str]) -> dict[str, Any]:
+        """The onboarding output, with the sandbox's test phones issued with the keys."""
         return {
             "partner_id": self.partner_id,
             "keys": self.keys,
-            "sandbox": {"test_phones": list(TEST_PHONES)},
+            "sandbox": {"test_phones": list(test_phones)},
         }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from rehabref.clock import iso
-from rehabref.partners.auth import Principal
+from rehabref.principal import Principal
 from rehabref.referrals.status import next_action
 from rehabref.result_rows import RowLike
 

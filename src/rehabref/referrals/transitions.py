@@ -2,8 +2,10 @@
 
 Every move locks the referral row (``SELECT ... FOR UPDATE`` on PostgreSQL; SQLite writers
 are serialised by ``Database.write()``), checks the table, updates the row, writes a
-``referral_transitions`` row (who, when, why) and the move's event, all in the caller's
-transaction. Nothing here commits.
+``referral_transitions`` row (who, when, why) and opens or closes the referral's contact
+tasks, all in the caller's transaction, and returns the ``Move`` with the event it makes.
+Recording that event is the caller's (``workflows.moves``): the outbox is a layer above.
+Nothing here commits.
 """
 
 from __future__ import annotations
@@ -15,22 +17,20 @@ from typing import Any
 from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.care.payments import record_for
-from rehabref.clock import iso, utcnow
+from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.events.outbox import NewEvent, record_events
-from rehabref.events.payloads import referral_base
 from rehabref.ids import new_id
-from rehabref.intake.service import open_contact_task
-from rehabref.tables.intake import ContactTask
+from rehabref.referrals.commission import record_for
+from rehabref.referrals.event_data import appointment_data, payment_completed_data, referral_base
+from rehabref.referrals.tasks import close_open_tasks, open_contact_task
+from rehabref.result_rows import RowLike
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral, ReferralTransition
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)
 _partners = table(Partner)
-_tasks = table(ContactTask)
 
 TERMINAL = frozenset({"closed", "cancelled"})
 
@@ -75,6 +75,16 @@ class AppointmentChange:
 class PaymentChange:
     amount_minor: int
     currency: str
+
+
+@dataclass(frozen=True)
+class Move:
+    """An applied move: the referral as it is now and the event the move makes."""
+
+    referral: RowLike
+    event_type: str
+    data: dict[str, Any]
+    at: datetime
 
 
 def is_allowed(current: str, to: str) -> bool:
@@ -141,7 +151,7 @@ async def transition(
     appointment: AppointmentChange | None = None,
     payment: PaymentChange | None = None,
     now: datetime | None = None,
-) -> Row[Any]:
+) -> Move:
     """Apply one move; raises ApiError 404, 409 ``invalid_transition`` or 422."""
     now = now or utcnow()
     row = await lock_referral(conn, referral_id)
@@ -219,67 +229,5 @@ async def transition(
         data = payment_completed_data(updated, show_payments=show_payments)
     elif to in TERMINAL:
         data["previous_status"] = row.status
-        await _close_open_tasks(conn, referral_id=referral_id, now=now)
-    await record_events(
-        conn,
-        partner_id=updated.partner_id,
-        environment=updated.environment,
-        events=[
-            NewEvent(
-                EVENT_OF[to],
-                data,
-                referral_id,
-                extra_targets=callback_targets(updated),
-                occurred_at=now,
-            )
-        ],
-    )
-    return updated
-
-
-def callback_targets(row: Row[Any]) -> tuple[str, ...]:
-    """A Shape G referral's callback_url receives that referral's events too."""
-    url = getattr(row, "callback_url", None)
-    return (url,) if url else ()
-
-
-def appointment_data(row: Row[Any]) -> dict[str, Any]:
-    return {
-        "status": row.appointment_status,
-        "scheduled_at": iso(row.appointment_scheduled_at),
-        "care_mode": row.appointment_care_mode,
-    }
-
-
-def payment_completed_data(row: Row[Any], *, show_payments: bool) -> dict[str, Any]:
-    """Spec 6.2: exactly referral_id, external_ref, status, care_mode, payment, in both shapes.
-
-    A Shape G referral has no external_ref: its partner_reference (the partner's own
-    reference) takes that place, and care_mode falls back to the booked appointment's mode.
-    """
-    external_ref = row.external_ref if row.shape == "v1" else row.partner_reference
-    return {
-        "referral_id": row.id,
-        "external_ref": external_ref,
-        "status": row.status,
-        "care_mode": row.care_mode or row.appointment_care_mode,
-        "payment": payment_data(row) if show_payments else None,
-    }
-
-
-def payment_data(row: Row[Any]) -> dict[str, Any]:
-    """Spec 2.9: the payment object inside webhook data."""
-    return {
-        "currency": row.payment_currency,
-        "amount_minor": row.payment_amount_minor,
-        "partner_commission_minor": row.commission_minor,
-        "commission_status": row.commission_status,
-    }
-
-
-async def _close_open_tasks(conn: AsyncConnection, *, referral_id: str, now: datetime) -> None:
-    await conn.execute(
-        update(_tasks)
-        .where(_tasks.c.referral_id == referral_id, _tasks.c.status != "done")
-        .values(status="done", outcome="cancelled", completed_at=now, updated_at=now)
-    )
+        await close_open_tasks(conn, referral_id=referral_id, now=now)
+    return Move(referral=updated, event_type=EVENT_OF[to], data=data, at=now)

@@ -1,33 +1,36 @@
-"""Sandbox scenarios (spec 6.5) driven through the same services as real work.
+"""Sandbox scenarios (spec 6.5) driven through the same workflows as real work.
 
-A Shape G referral created with a ``sk_test_`` key for test phone N schedules durable jobs:
+A referral created with a ``sk_test_`` key for test phone N schedules durable jobs:
 1 intake completed (about 1 s), 2 + provider matched (about 3 s), 3 + one session
 scheduled, started and completed with a sample pain reduction 7 -> 3 (about 5 s), 4 is the
-eligibility check (400 ineligible, see ``eligibility``), 5 makes the first delivery of each
-of the referral's events fail with a simulated HTTP 500 before it is delivered again.
-The jobs call ``intake.service.complete_intake``, ``matching.service.match_referral`` and
-``care.sessions.*``; a job whose service is not installed retries later.
+eligibility check (400 ineligible, see ``sandbox/coverage.py``), 5 makes the first delivery
+of each of the referral's events fail with a simulated HTTP 500 before it is delivered again.
+``begin`` is a referral-created hook and ``handlers`` the job kinds, both wired in
+``wiring.py``; a step whose precondition has not happened yet retries later.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.care import sessions as care_sessions
 from rehabref.db import table
+from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
-from rehabref.events.worker import register_periodic
 from rehabref.fastsql import Connection, flush
-from rehabref.jobs import NotReady, enqueue, handler, run_due_jobs
+from rehabref.jobs import Handlers, NotReady, enqueue
+from rehabref.matching.service import match_referral
+from rehabref.referrals.tasks import unmatched_task_open
 from rehabref.sandbox.phones import scenario_for
 from rehabref.tables.events import Delivery, Event
 from rehabref.tables.intake import AssistantSession, ContactTask
 from rehabref.tables.referrals import Referral
+from rehabref.workflows.intake import intake_completed
+from rehabref.workflows.sessions import complete_session
 
 _referrals = table(Referral)
 _sessions = table(AssistantSession)
@@ -36,8 +39,6 @@ _deliveries = table(Delivery)
 _events = table(Event)
 
 ACTOR = "sandbox:scenario"
-# How often the worker looks for due jobs (scenario steps, retries).
-POLL_SECONDS = 0.5
 INTAKE_DELAY = timedelta(seconds=1)
 MATCH_DELAY = timedelta(seconds=3)
 SESSION_DELAY = timedelta(seconds=5)
@@ -92,15 +93,15 @@ async def begin(
     environment: str,
     phone: str | None,
     now: datetime,
-) -> int | None:
+) -> None:
     """Start the scenario of a test phone for a just-created referral (test keys only).
 
     Call it in the creating transaction after the referral's events are recorded: it
     schedules the scenario's jobs and, for scenario 5, marks the deliveries written so far
-    with one simulated failure. Returns the scenario number, or None.
+    with one simulated failure.
     """
     if not runs_scenario(environment, phone):
-        return None
+        return
     scenario = scenario_for(phone)
     # Scenario creates run in a transaction (``runs_scenario`` keeps them off raw connections).
     assert scenario is not None and isinstance(conn, AsyncConnection)
@@ -109,18 +110,6 @@ async def begin(
     await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)
     if scenario == 5:
         await fail_first_deliveries(conn, referral_id=referral_id)
-    return scenario
-
-
-def service(module: str, name: str) -> Callable[..., Any]:
-    """A function of another domain, looked up at run time (NotReady when absent)."""
-    try:
-        found = getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        found = None
-    if found is None:
-        raise NotReady(f"{module}.{name} is not installed")
-    return found  # type: ignore[no-any-return]
 
 
 async def _referral(conn: AsyncConnection, referral_id: str) -> Any:
@@ -141,28 +130,13 @@ async def _intake_done(conn: AsyncConnection, referral_id: str) -> bool:
     return found is not None
 
 
-async def _unmatched_task_open(conn: AsyncConnection, referral_id: str) -> bool:
-    found = (
-        await conn.execute(
-            select(_tasks.c.id).where(
-                _tasks.c.referral_id == referral_id,
-                _tasks.c.purpose == "unmatched",
-                _tasks.c.status != "done",
-            )
-        )
-    ).first()
-    return found is not None
-
-
-@handler("sandbox.intake")
 async def run_intake(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
     if row.status == "cancelled" or await _intake_done(conn, referral_id):
         return
-    complete_intake = service("rehabref.intake.service", "complete_intake")
     try:
-        await complete_intake(
+        await intake_completed(
             conn,
             referral_id=referral_id,
             availability="weekday_mornings",
@@ -197,7 +171,6 @@ async def fail_first_deliveries(conn: AsyncConnection, *, referral_id: str) -> i
     return int(result.rowcount or 0)
 
 
-@handler("sandbox.match")
 async def run_match(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
@@ -205,25 +178,26 @@ async def run_match(conn: AsyncConnection, payload: dict[str, Any], now: datetim
         return
     if not await _intake_done(conn, referral_id):
         raise NotReady("intake not completed yet")
-    if await _unmatched_task_open(conn, referral_id):
+    if await unmatched_task_open(conn, referral_id):
         return  # matching ran at intake and nobody fitted: coordinators have the task
-    match_referral = service("rehabref.matching.service", "match_referral")
     await match_referral(conn, referral_id=referral_id, now=now)
 
 
-@handler("sandbox.session")
-async def run_session(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+async def run_session(
+    conn: AsyncConnection,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    coverage: CoverageSources,
+) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
     if row.status == "cancelled":
         return
     if getattr(row, "assigned_physio_id", None) is None:
         raise NotReady("no physiotherapist assigned yet")
-    schedule_session = service("rehabref.care.sessions", "schedule_session")
-    start_session = service("rehabref.care.sessions", "start_session")
-    complete_session = service("rehabref.care.sessions", "complete_session")
     started = now - timedelta(minutes=50)
-    session_id = await schedule_session(
+    session_id = await care_sessions.schedule_session(
         conn,
         referral_id=referral_id,
         scheduled_at=started,
@@ -234,7 +208,7 @@ async def run_session(conn: AsyncConnection, payload: dict[str, Any], now: datet
         # the test patient's city or area is.
         location=(SAMPLE_LAT, SAMPLE_LNG),
     )
-    await start_session(
+    await care_sessions.start_session(
         conn,
         session_id=session_id,
         check_in_at=started,
@@ -244,6 +218,7 @@ async def run_session(conn: AsyncConnection, payload: dict[str, Any], now: datet
     )
     await complete_session(
         conn,
+        coverage=coverage,
         session_id=session_id,
         pain_before=SAMPLE_PAIN_BEFORE,
         pain_after=SAMPLE_PAIN_AFTER,
@@ -256,5 +231,14 @@ async def run_session(conn: AsyncConnection, payload: dict[str, Any], now: datet
     )
 
 
-# The durable scheduler runs inside every delivery worker (``rehabref serve``/``worker``).
-register_periodic("scheduled_jobs.run_due", POLL_SECONDS, run_due_jobs)
+def handlers(coverage: CoverageSources) -> Handlers:
+    """The scenario steps, by job kind (wired in ``wiring.job_handlers``)."""
+
+    async def session_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+        await run_session(conn, payload, now, coverage=coverage)
+
+    return {
+        "sandbox.intake": run_intake,
+        "sandbox.match": run_match,
+        "sandbox.session": session_step,
+    }

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 from typing import Any
 
+from rehabref import wiring
 from rehabref.db import Database
 from rehabref.events.worker import DeliveryWorker, config_from
-from rehabref.instance_secret import SecretBox
+from rehabref.instance_secret import SecretBox, load_secret_key
 
 
 async def run_standalone(settings: Any) -> None:
     """``rehabref worker``: run until SIGTERM/SIGINT, then finish the batch and release."""
-    import signal
-
-    import rehabref.app  # noqa: F401  (imports every module that registers periodic jobs)
-    from rehabref.instance_secret import load_secret_key
-
     db = Database(settings.database_url, pool_size=4)
     box = SecretBox(await load_secret_key(db, settings.secret_key))
-    worker = DeliveryWorker(db, box, config_from(settings))
+    worker = DeliveryWorker(
+        db,
+        box,
+        config_from(settings),
+        periodic=wiring.periodic_jobs(wiring.coverage_sources()),
+    )
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, worker.stop)

@@ -1,0 +1,101 @@
+"""The console's referral page: details, timeline, sessions and the moves it offers.
+
+Rendered by the referral routes and, after a refused session form, by the care forms.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.response import Template
+from sqlalchemy import Row, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.console import queries
+from rehabref.console.render import page
+from rehabref.console.session import Signed
+from rehabref.db import table
+from rehabref.ops.service import history as transitions_of
+from rehabref.referrals.transitions import ALLOWED, APPOINTMENT_MODES
+from rehabref.services import services_of
+from rehabref.tables.care import CareSession
+from rehabref.tables.matching import Physiotherapist
+
+MODALITIES = ("home_visit", "in_clinic", "remote")
+_sessions = table(CareSession)
+_physios = table(Physiotherapist)
+
+
+async def sessions_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+    query = (
+        select(_sessions, _physios.c.name.label("physio_name"))
+        .join(_physios, _physios.c.id == _sessions.c.physio_id)
+        .where(_sessions.c.referral_id == referral_id)
+        .order_by(_sessions.c.session_number)
+    )
+    return list((await conn.execute(query)).all())
+
+
+async def active_physios(conn: AsyncConnection) -> list[Row[Any]]:
+    query: Any = (
+        select(_physios.c.id, _physios.c.name, _physios.c.city)
+        .where(_physios.c.active.is_(True))
+        .order_by(_physios.c.name)
+        .limit(200)
+    )
+    return list((await conn.execute(query)).all())
+
+
+MOVE_LABELS = {
+    "contact_pending": "Queue for human contact",
+    "assistant_started": "Mark assistant started",
+    "booked": "Book appointment",
+    "attended": "Mark attended",
+    "paid": "Record payment",
+    "closed": "Close",
+    "cancelled": "Cancel referral",
+}
+
+
+async def render_referral(
+    request: Request[Any, Any, Any],
+    signed: Signed,
+    referral_id: str,
+    *,
+    error: str | None = None,
+    status: int = 200,
+) -> Template:
+    async with services_of(request).db.read() as conn:
+        row = await queries.referral(conn, referral_id)
+        if row is None:
+            return page(
+                "message",
+                {"title": "Not found", "message": "No referral with this identifier."},
+                signed=signed,
+                status=404,
+            )
+        transitions = await transitions_of(conn, referral_id)
+        events = await queries.events_with_deliveries(conn, referral_id)
+        tasks = await queries.tasks_of(conn, referral_id)
+        sessions = await sessions_of(conn, referral_id)
+        physios = await active_physios(conn)
+    moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
+    return page(
+        "referral",
+        {
+            "r": row,
+            "moves": [(move, MOVE_LABELS[move]) for move in moves],
+            "appointment_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, frozenset())),
+            "transitions": transitions,
+            "events": events,
+            "tasks": tasks,
+            "sessions": sessions,
+            "physios": physios,
+            "modalities": MODALITIES,
+            "error": error,
+        },
+        signed=signed,
+        status=status,
+        notice=request.query_params.get("notice"),
+    )

@@ -1,0 +1,88 @@
+"""A referral's human follow-up: the coordinator's contact tasks.
+
+A task is opened when a partner asks for contact (``route: contact``), when a referral moves
+to ``contact_pending``, and when matching finds nobody (``unmatched``); it is closed with the
+referral. Part of the referral core because the ``contact_pending`` status is defined by it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.db import table
+from rehabref.fastsql import Connection, Statement, execute
+from rehabref.ids import new_id
+from rehabref.result_rows import RowLike
+from rehabref.tables.intake import ContactTask
+
+_tasks = table(ContactTask)
+_INSERT_TASK = Statement(insert(_tasks))
+
+
+async def open_contact_task(
+    conn: Connection,
+    *,
+    referral_id: str,
+    partner_id: str,
+    environment: str,
+    channel: str,
+    purpose: str,
+    now: datetime,
+) -> str:
+    task_id = new_id("task")
+    await execute(
+        conn,
+        _INSERT_TASK,
+        {
+            "id": task_id,
+            "referral_id": referral_id,
+            "partner_id": partner_id,
+            "environment": environment,
+            "channel": channel,
+            "purpose": purpose,
+            "status": "open",
+            "claimed_by": None,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    return task_id
+
+
+async def open_unmatched_task(conn: AsyncConnection, *, referral: RowLike, now: datetime) -> None:
+    """One open ``unmatched`` task per referral, however often matching is retried."""
+    if await unmatched_task_open(conn, referral.id):
+        return
+    await open_contact_task(
+        conn,
+        referral_id=referral.id,
+        partner_id=referral.partner_id,
+        environment=referral.environment,
+        channel=referral.preferred_contact or "messaging",
+        purpose="unmatched",
+        now=now,
+    )
+
+
+async def unmatched_task_open(conn: AsyncConnection, referral_id: str) -> bool:
+    found = (
+        await conn.execute(
+            select(_tasks.c.id).where(
+                _tasks.c.referral_id == referral_id,
+                _tasks.c.purpose == "unmatched",
+                _tasks.c.status != "done",
+            )
+        )
+    ).first()
+    return found is not None
+
+
+async def close_open_tasks(conn: AsyncConnection, *, referral_id: str, now: datetime) -> None:
+    await conn.execute(
+        update(_tasks)
+        .where(_tasks.c.referral_id == referral_id, _tasks.c.status != "done")
+        .values(status="done", outcome="cancelled", completed_at=now, updated_at=now)
+    )

@@ -1,0 +1,250 @@
+"""A Shape G referral is created: the patient is messaged at once, the pre-authorised HMO
+coverage is linked, and its events are written, in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.clock import epoch_ms, utcnow
+from rehabref.db import table
+from rehabref.eligibility import tokens as preauth
+from rehabref.errors import ApiError
+from rehabref.events import targets
+from rehabref.events.outbox import NewEvent, record_events
+from rehabref.ids import new_id
+from rehabref.instance_secret import SecretBox
+from rehabref.intake.messaging import MessagingAdapter
+from rehabref.intake.service import open_assistant_session
+from rehabref.principal import Principal
+from rehabref.referrals.schemas_g import ReferralCreateG
+from rehabref.referrals.service_g import (
+    find_by_partner_reference,
+    new_tracking_code,
+    tracking_url,
+)
+from rehabref.tables.eligibility import ReferralCoverage
+from rehabref.tables.referrals import Referral, ReferralTransition
+from rehabref.workflows.referral_created import ReferralCreated
+
+log = logging.getLogger("rehabref.referrals")
+_referrals = table(Referral)
+_transitions = table(ReferralTransition)
+_coverage = table(ReferralCoverage)
+
+
+@dataclass(frozen=True)
+class GContext:
+    box: SecretBox
+    base_url: str
+    assistant_ttl_seconds: int
+    messaging: MessagingAdapter
+    allow_private_targets: bool
+
+
+async def check_request(
+    *, principal: Principal, request: ReferralCreateG, ctx: GContext
+) -> preauth.PreAuth | None:
+    """Checks needing I/O, before any write: callback target, pre-auth token, duplicates."""
+    problems: dict[str, str] = {}
+    token_field = "pre_auth_token"  # noqa: S105 - a field name
+    if request.callback_url is not None:
+        problem = await targets.check_target(
+            request.callback_url,
+            environment=principal.environment,
+            allow_private=ctx.allow_private_targets,
+        )
+        if problem is not None:
+            problems["callback_url"] = problem
+    grant = None
+    if request.pre_auth_token is not None:
+        if request.billing_mode != "hmo_direct_billing":
+            problems[token_field] = "Only allowed with billing_mode hmo_direct_billing."
+        else:
+            grant = preauth.read(ctx.box, request.pre_auth_token)
+            refusal = preauth.refusal(
+                grant,
+                partner_id=principal.partner_id,
+                environment=principal.environment,
+                patient_phone=request.patient.phone,
+            )
+            if refusal is not None:
+                problems[token_field] = refusal
+    if problems:
+        raise ApiError(
+            422, "validation_error", "Some fields are invalid; see error.fields.", fields=problems
+        )
+    return grant
+
+
+def duplicate_reference() -> ApiError:
+    return ApiError(
+        409,
+        "duplicate_partner_reference",
+        "A referral with this partner_reference already exists; retrieve it with "
+        "GET /api/v1/partners/referrals/{partner_reference}.",
+        fields={"partner_reference": "Already used by another referral."},
+    )
+
+
+def intake_text(first_name: str, partner_name: str) -> str:
+    return (
+        f"Hello {first_name}, {partner_name} has referred you for physiotherapy. "
+        "Tell us when you are available and how you would like to be seen:"
+    )
+
+
+async def create_g(
+    conn: AsyncConnection,
+    *,
+    principal: Principal,
+    request: ReferralCreateG,
+    grant: preauth.PreAuth | None,
+    ctx: GContext,
+    on_created: Sequence[ReferralCreated] = (),
+) -> dict[str, Any]:
+    """Create a Shape G referral, message the patient, write its events; the 2.3 G body."""
+    if request.partner_reference is not None and await find_by_partner_reference(
+        conn, principal=principal, partner_reference=request.partner_reference
+    ):
+        raise duplicate_reference()
+    now = utcnow()
+    referral_id = new_id("ref")
+    code = new_tracking_code()
+    patient = request.patient
+    notes = request.clinical_notes
+    await conn.execute(
+        insert(_referrals),
+        {
+            "id": referral_id,
+            "partner_id": principal.partner_id,
+            "environment": principal.environment,
+            "shape": "g",
+            "status": "received",
+            "partner_reference": request.partner_reference,
+            "tracking_code": code,
+            "patient_first_name": patient.first_name,
+            "patient_last_name": patient.last_name,
+            "patient_phone": patient.phone,
+            "patient_email": patient.email,
+            "patient_city": patient.city,
+            "patient_area": patient.area,
+            "preferred_contact": "messaging",
+            "route": "assistant",
+            "diagnosis": notes.diagnosis,
+            "recommended_sessions": notes.recommended_sessions,
+            "priority": notes.priority,
+            "referring_doctor": notes.referring_doctor,
+            "billing_mode": request.billing_mode,
+            "callback_url": request.callback_url,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    actor = principal.actor
+    await conn.execute(
+        insert(_transitions),
+        {
+            "id": new_id("trn"),
+            "referral_id": referral_id,
+            "from_status": None,
+            "to_status": "received",
+            "actor": actor,
+            "reason": "referral created (Shape G)",
+            "created_at": now,
+        },
+    )
+    if grant is not None:
+        await conn.execute(
+            insert(_coverage),
+            {
+                "referral_id": referral_id,
+                "environment": principal.environment,
+                "hmo_code": grant.hmo_code,
+                "policy_number": grant.policy_number,
+                "procedure_code": grant.procedure_code,
+                "created_at": now,
+            },
+        )
+    deep_link = await open_assistant_session(
+        conn,
+        box=ctx.box,
+        referral_id=referral_id,
+        now=now,
+        ttl_seconds=ctx.assistant_ttl_seconds,
+        base_url=ctx.base_url,
+    )
+    # The sandbox adapter records the request in this transaction and sends nothing. If a
+    # provider fails, nothing is created: the partner retries with the same Idempotency-Key.
+    try:
+        await ctx.messaging.send(
+            to=patient.phone,
+            text=intake_text(patient.first_name, principal.partner_name),
+            link=deep_link,
+            template="shape_g_intake",
+            referral_id=referral_id,
+            conn=conn,
+        )
+    except Exception as exc:
+        log.warning("intake message failed", extra={"error_type": type(exc).__name__})
+        raise ApiError(
+            503,
+            "service_unavailable",
+            "The patient could not be messaged right now; nothing was created. Retry with "
+            "the same Idempotency-Key.",
+            headers={"Retry-After": "5"},
+        ) from None
+    data = {
+        "referral_id": referral_id,
+        "status": "received",
+        "partner_reference": request.partner_reference,
+        "tracking_code": code,
+        "billing_mode": request.billing_mode,
+        "priority": notes.priority,
+        "intake_status": "pending_messaging_response",
+    }
+    await record_events(
+        conn,
+        partner_id=principal.partner_id,
+        environment=principal.environment,
+        contract=principal.contract,
+        events=[
+            NewEvent(
+                "referral.created",
+                data,
+                referral_id,
+                extra_targets=(request.callback_url,) if request.callback_url else (),
+                occurred_at=now,
+            )
+        ],
+    )
+    for hook in on_created:
+        await hook(
+            conn,
+            referral_id=referral_id,
+            environment=principal.environment,
+            phone=patient.phone,
+            now=now,
+        )
+    return {
+        "status": "success",
+        "referral_id": referral_id,
+        "tracking_code": code,
+        "partner_reference": request.partner_reference,
+        "tracking_url": tracking_url(ctx.base_url, code),
+        "intake_status": "pending_messaging_response",
+        "patient": {"name": f"{patient.first_name} {patient.last_name}", "phone": patient.phone},
+        "messaging_intake": {
+            "dispatched": True,
+            "recipient": patient.phone,
+            "intake_token": deep_link.rsplit("/a/", 1)[1],
+            "deep_link": deep_link,
+        },
+        "created_at": epoch_ms(now),
+    }

@@ -134,3 +134,45 @@ async def test_api_errors_keep_their_headers_and_crashes_are_500_without_details
     status, _, body = await call(router, "GET", "/crash")
     assert status == 500 and json.loads(body)["error"]["code"] == "internal_error"
     assert b"Amaka" not in body and b"+234" not in body
+
+
+async def test_parameters_in_any_segment_and_literals_win_over_parameters():
+    downstream = Downstream()
+    routes = [
+        PlainRoute("POST", "/things/{thing_id}/moves", echo),
+        PlainRoute("GET", "/things/{thing_id}/parts/{part_id}", echo),
+        PlainRoute("GET", "/things/special/moves", refuse),
+        PlainRoute("GET", "/things/{thing_id}", echo),
+    ]
+    router = PlainRouter(downstream, routes, max_body=100)  # type: ignore[arg-type]
+    status, _, body = await call(router, "POST", "/things/t1/moves")
+    assert status == 200 and json.loads(body)["params"] == {"thing_id": "t1"}
+    status, _, body = await call(router, "GET", "/things/t1/parts/p9")
+    assert status == 200 and json.loads(body)["params"] == {"thing_id": "t1", "part_id": "p9"}
+    # The literal route wins over the parameter route of the same shape.
+    assert (await call(router, "GET", "/things/special/moves"))[0] == 409
+    # Same shape, other method: 405 with the methods of the matched template.
+    status, headers, _ = await call(router, "GET", "/things/t1/moves")
+    assert status == 405 and headers["allow"] == "OPTIONS, POST"
+    # An empty parameter segment matches nothing here: it goes on to the next app.
+    assert (await call(router, "POST", "/things//moves"))[0] == 299
+    assert downstream.paths == ["/things//moves"]
+
+
+async def test_repeated_headers_and_the_client_address_are_available():
+    seen: dict[str, Any] = {}
+
+    async def look(request: PlainRequest) -> Response[bytes]:
+        seen["first"] = request.headers["x-forwarded-for"]
+        seen["all"] = request.headers.getall("X-Forwarded-For")
+        seen["missing"] = request.headers.getall("x-nothing")
+        seen["client"] = request.client
+        return Response(content=b"{}", media_type="application/json")
+
+    router = PlainRouter(Downstream(), [PlainRoute("GET", "/look", look)], max_body=100)  # type: ignore[arg-type]
+    headers = [(b"X-Forwarded-For", b"10.0.0.1"), (b"x-forwarded-for", b"10.0.0.2")]
+    assert (await call(router, "GET", "/look", headers=headers))[0] == 200
+    assert seen["first"] == "10.0.0.1"
+    assert seen["all"] == ["10.0.0.1", "10.0.0.2"]
+    assert seen["missing"] == []
+    assert seen["client"] is None  # the test scope has no client

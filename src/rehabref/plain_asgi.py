@@ -1,10 +1,10 @@
-"""The hottest partner routes served as plain ASGI, in front of Litestar.
+"""The one router of every JSON API route (partner and ops), as plain ASGI in front of Litestar.
 
-Referral create, retrieve and list carry most partner traffic. Litestar's per-request
-machinery (routing, its Request and Response objects, its middleware stack) measured about a
-third of a retrieve's CPU and a fifth of a create's (docs/performance.md), so these routes
-are dispatched here, with a small request object, to endpoint functions that return the same
-``Response`` objects as Litestar handlers. Every other path goes on to Litestar unchanged.
+Litestar's per-request machinery (routing, its Request and Response objects, its middleware
+stack) measured about a third of a retrieve's CPU and a fifth of a create's
+(docs/performance.md), so every JSON route is dispatched here, with one small request type
+(``PlainRequest``), to endpoint functions that return ``Response`` objects. Litestar serves
+only the HTML pages (console, patient pages, /docs); every path not routed here goes on to it.
 
 Errors keep the spec's error body: ``ApiError`` and unexpected exceptions are answered with
 the same handlers Litestar uses, a known path with another method is a 405 with ``Allow``,
@@ -13,7 +13,7 @@ and ``OPTIONS`` lists the path's methods.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 from urllib.parse import parse_qsl
@@ -30,11 +30,46 @@ Handler = Callable[..., Awaitable[Response[bytes]]]
 
 @dataclass(frozen=True)
 class PlainRoute:
-    """``path`` is exact, or ends in one ``{name}`` segment passed to the handler by name."""
+    """``path`` segments are literal or ``{name}``; each ``{name}`` is passed to the handler by
+    name (a non-empty segment, never containing ``/``)."""
 
     method: str
     path: str
     handler: Handler
+
+
+class Headers(dict[str, str]):
+    """Request headers by lower-case name; the first of repeated headers wins, as with
+    Litestar's ``Request.headers``, and ``getall`` returns every value."""
+
+    __slots__ = ("_repeated",)
+
+    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
+        super().__init__()
+        self._repeated: dict[str, list[str]] | None = None
+        for name_bytes, value_bytes in raw:
+            name = name_bytes.decode("latin-1").lower()
+            value = value_bytes.decode("latin-1")
+            if name in self:
+                if self._repeated is None:
+                    self._repeated = {}
+                self._repeated.setdefault(name, [self[name]]).append(value)
+            else:
+                self[name] = value
+
+    def getall(self, name: str, default: list[str] | None = None) -> list[str]:
+        name = name.lower()
+        if self._repeated is not None and name in self._repeated:
+            return list(self._repeated[name])
+        if name in self:
+            return [self[name]]
+        return [] if default is None else default
+
+
+@dataclass(frozen=True)
+class Client:
+    host: str
+    port: int
 
 
 class ClientDisconnected(Exception):
@@ -51,13 +86,14 @@ class PlainRequest:
         self.receive = receive
         self.app = app
         self.max_body = max_body
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:
-            # The first of repeated headers wins, as with Litestar's Request.headers.
-            headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
-        self.headers: Mapping[str, str] = headers
+        self.headers = Headers(scope["headers"])
         self._query: dict[str, str] | None = None
         self._body: bytes | None = None
+
+    @property
+    def client(self) -> Client | None:
+        peer = self.scope.get("client")
+        return Client(peer[0], peer[1]) if peer else None
 
     @property
     def query_params(self) -> Mapping[str, str]:
@@ -100,8 +136,9 @@ def _too_large() -> ApiError:
 @dataclass
 class _PathRoutes:
     template: str
+    segments: tuple[str | None, ...]  # a literal, or None for a parameter
+    params: tuple[str, ...]
     handlers: dict[str, Handler]
-    param: str | None
 
     @property
     def allow(self) -> str:
@@ -109,21 +146,32 @@ class _PathRoutes:
 
 
 class PlainRouter:
-    """ASGI app: serves ``routes`` itself and hands every other request to ``app``."""
+    """ASGI app: serves ``routes`` itself and hands every other request to ``app``.
+
+    Paths without parameters are one dictionary lookup; the others are matched segment by
+    segment among the templates of the same length, most literal segments first.
+    """
 
     def __init__(self, app: Litestar, routes: Sequence[PlainRoute], *, max_body: int) -> None:
         self.app = app
         self.max_body = max_body
         self._exact: dict[str, _PathRoutes] = {}
-        self._prefixed: dict[str, _PathRoutes] = {}
+        self._by_length: dict[int, list[_PathRoutes]] = {}
+        templates: dict[str, _PathRoutes] = {}
         for route in routes:
-            head, _, last = route.path.rpartition("/")
-            if last.startswith("{") and last.endswith("}"):
-                table, key, param = self._prefixed, head + "/", last[1:-1]
-            else:
-                table, key, param = self._exact, route.path, None
-            entry = table.setdefault(key, _PathRoutes(route.path, {}, param))
+            entry = templates.get(route.path)
+            if entry is None:
+                parts = route.path.split("/")
+                segments = tuple(None if _is_param(part) else part for part in parts)
+                params = tuple(part[1:-1] for part in parts if _is_param(part))
+                entry = templates[route.path] = _PathRoutes(route.path, segments, params, {})
+                if params:
+                    self._by_length.setdefault(len(segments), []).append(entry)
+                else:
+                    self._exact[route.path] = entry
             entry.handlers[route.method] = route.handler
+        for candidates in self._by_length.values():
+            candidates.sort(key=lambda e: sum(s is not None for s in e.segments), reverse=True)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == ScopeType.HTTP:
@@ -140,10 +188,18 @@ class PlainRouter:
         entry = self._exact.get(path)
         if entry is not None:
             return entry, {}
-        head, _, last = path.rpartition("/")
-        entry = self._prefixed.get(head + "/")
-        if entry is not None and last and entry.param is not None:
-            return entry, {entry.param: last}
+        parts = path.split("/")
+        for candidate in self._by_length.get(len(parts), ()):
+            values: list[str] = []
+            for literal, part in zip(candidate.segments, parts, strict=True):
+                if literal is None:
+                    if not part:
+                        break
+                    values.append(part)
+                elif literal != part:
+                    break
+            else:
+                return candidate, dict(zip(candidate.params, values, strict=True))
         return None
 
     async def _serve(
@@ -173,3 +229,7 @@ class PlainRouter:
         except Exception as exc:
             response = handle_unexpected(request, exc)
         await send_response(response, send)
+
+
+def _is_param(segment: str) -> bool:
+    return len(segment) > 2 and segment.startswith("{") and segment.endswith("}")

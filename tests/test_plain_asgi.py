@@ -159,13 +159,11 @@ async def test_parameters_in_any_segment_and_literals_win_over_parameters():
     assert downstream.paths == ["/things//moves"]
 
 
-async def test_repeated_headers_and_the_client_address_are_available():
+async def test_the_first_of_repeated_headers_and_the_client_address_are_available():
     seen: dict[str, Any] = {}
 
     async def look(request: PlainRequest) -> Response[bytes]:
         seen["first"] = request.headers["x-forwarded-for"]
-        seen["all"] = request.headers.getall("X-Forwarded-For")
-        seen["missing"] = request.headers.getall("x-nothing")
         seen["client"] = request.client
         return Response(content=b"{}", media_type="application/json")
 
@@ -173,6 +171,4 @@ async def test_repeated_headers_and_the_client_address_are_available():
     headers = [(b"X-Forwarded-For", b"10.0.0.1"), (b"x-forwarded-for", b"10.0.0.2")]
     assert (await call(router, "GET", "/look", headers=headers))[0] == 200
     assert seen["first"] == "10.0.0.1"
-    assert seen["all"] == ["10.0.0.1", "10.0.0.2"]
-    assert seen["missing"] == []
     assert seen["client"] is None  # the test scope has no client

@@ -1,4 +1,5 @@
-"""What endpoint code reads from a request, met by Litestar's ``Request`` and ``PlainRequest``."""
+"""What shared request helpers read from a request, met by Litestar's ``Request`` (HTML pages)
+and ``PlainRequest`` (every JSON route)."""
 
 from __future__ import annotations
 
@@ -18,5 +19,8 @@ class ApiRequest(Protocol):
 
     @property
     def app(self) -> Any: ...
+
+    @property
+    def client(self) -> Any: ...
 
     async def body(self) -> bytes: ...

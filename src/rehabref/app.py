@@ -80,20 +80,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     return Litestar(
         route_handlers=[
+            # HTML pages, probes and the API reference; every JSON route is in JSON_ROUTES.
             *health.ROUTES,
             *intake_pages.ROUTES,
             *tracking_pages.ROUTES,
-            *eligibility_endpoints.ROUTES,
-            *ops_endpoints.ROUTES,
-            *matching_endpoints.ROUTES,
-            *care_endpoints.ROUTES,
-            *care_ops_endpoints.ROUTES,
-            *link_endpoints.ROUTES,
             *link_pages.ROUTES,
             *console_routes.ROUTES,
-            *event_endpoints.ROUTES,
-            *event_ops_endpoints.ROUTES,
-            *sandbox_trigger.ROUTES,
             *openapi_document.ROUTES,
         ],
         exception_handlers={
@@ -111,19 +103,30 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
 
-# The hottest partner routes, served without Litestar's per-request machinery.
-PLAIN_ROUTES = [*referral_endpoints.ROUTES]
+# Every partner and ops JSON route, served by one router in front of Litestar.
+JSON_ROUTES = [
+    *referral_endpoints.ROUTES,
+    *eligibility_endpoints.ROUTES,
+    *care_endpoints.ROUTES,
+    *link_endpoints.ROUTES,
+    *event_endpoints.ROUTES,
+    *sandbox_trigger.ROUTES,
+    *ops_endpoints.ROUTES,
+    *matching_endpoints.ROUTES,
+    *care_ops_endpoints.ROUTES,
+    *event_ops_endpoints.ROUTES,
+]
 
 
-def serve_plain_routes(app: Litestar, settings: Settings) -> ASGIApp:
-    return PlainRouter(app, PLAIN_ROUTES, max_body=settings.max_body_bytes)
+def serve_json_routes(app: Litestar, settings: Settings) -> ASGIApp:
+    return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes)
 
 
 def asgi_app() -> ASGIApp:
     """Factory for uvicorn workers (``--factory``): settings come from the environment."""
     settings = load_settings()
     configure_logging(settings.log_level)
-    app = RequestContextMiddleware(serve_plain_routes(create_app(settings), settings))
+    app = RequestContextMiddleware(serve_json_routes(create_app(settings), settings))
     # Long-lived start-up objects (routes, models, compiled schemas) need never be scanned
     # again: freezing them and collecting the young generation less often removed most of
     # the garbage-collector pauses behind p99 latency (docs/performance.md).

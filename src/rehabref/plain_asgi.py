@@ -13,7 +13,7 @@ and ``OPTIONS`` lists the path's methods.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 from urllib.parse import parse_qsl
@@ -36,34 +36,8 @@ class PlainRoute:
     method: str
     path: str
     handler: Handler
-
-
-class Headers(dict[str, str]):
-    """Request headers by lower-case name; the first of repeated headers wins, as with
-    Litestar's ``Request.headers``, and ``getall`` returns every value."""
-
-    __slots__ = ("_repeated",)
-
-    def __init__(self, raw: Iterable[tuple[bytes, bytes]]) -> None:
-        super().__init__()
-        self._repeated: dict[str, list[str]] | None = None
-        for name_bytes, value_bytes in raw:
-            name = name_bytes.decode("latin-1").lower()
-            value = value_bytes.decode("latin-1")
-            if name in self:
-                if self._repeated is None:
-                    self._repeated = {}
-                self._repeated.setdefault(name, [self[name]]).append(value)
-            else:
-                self[name] = value
-
-    def getall(self, name: str, default: list[str] | None = None) -> list[str]:
-        name = name.lower()
-        if self._repeated is not None and name in self._repeated:
-            return list(self._repeated[name])
-        if name in self:
-            return [self[name]]
-        return [] if default is None else default
+    # False for routes that are not API operations (a signed document link).
+    in_schema: bool = True
 
 
 @dataclass(frozen=True)
@@ -86,7 +60,11 @@ class PlainRequest:
         self.receive = receive
         self.app = app
         self.max_body = max_body
-        self.headers = Headers(scope["headers"])
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            # The first of repeated headers wins, as with Litestar's Request.headers.
+            headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+        self.headers: Mapping[str, str] = headers
         self._query: dict[str, str] | None = None
         self._body: bytes | None = None
 

@@ -6,7 +6,7 @@ import asyncio
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from litestar import Request, Response, get
+from litestar import Response
 from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -18,6 +18,7 @@ from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.pages.ip_limits import client_ip, limits_of
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.principal import Principal
 from rehabref.responses import json_response
 from rehabref.services import services_of
@@ -54,8 +55,7 @@ def _bound(raw: str | None, name: str, *, end: bool, problems: dict[str, str]) -
 _BOUND_FORMAT = "Use a date (2026-01-31) or an ISO 8601 UTC timestamp (2026-01-31T09:30:00Z)."
 
 
-@get("/api/v1/partners/sessions")
-async def list_sessions(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_sessions(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     query = request.query_params
@@ -117,8 +117,7 @@ def _forbid_v1(principal: Principal) -> None:
         )
 
 
-@get("/api/v1/partners/reports/{referral_id:str}")
-async def outcome_report(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def outcome_report(request: PlainRequest, referral_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     _forbid_v1(principal)
@@ -154,8 +153,7 @@ async def _physio_of(conn: AsyncConnection, referral: Row[Any]) -> Row[Any] | No
     return (await conn.execute(select(_physios).where(_physios.c.id == physio_id))).first()
 
 
-@get("/reports/pdf/{token:str}", include_in_schema=False)
-async def discharge_pdf(request: Request[Any, Any, Any], token: str) -> Response[bytes]:
+async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
     """No API key: the signed, expiring token is the credential."""
     services = services_of(request)
     # Rendering costs real CPU: a client may fetch only so many per minute.
@@ -197,4 +195,9 @@ async def discharge_pdf(request: Request[Any, Any, Any], token: str) -> Response
     )
 
 
-ROUTES = [list_sessions, outcome_report, discharge_pdf]
+ROUTES = [
+    PlainRoute("GET", "/api/v1/partners/sessions", list_sessions),
+    PlainRoute("GET", "/api/v1/partners/reports/{referral_id}", outcome_report),
+    # The signed PDF link of the report (its token is the credential; not an API operation).
+    PlainRoute("GET", "/reports/pdf/{token}", discharge_pdf, in_schema=False),
+]

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
-from litestar import Request, Response, post
+from litestar import Response
 
 from rehabref.eligibility import service
 from rehabref.eligibility.schemas import EligibilityRequest
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
 
 
-@post("/api/v1/partners/eligibility", status_code=200)
-async def check_eligibility(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def check_eligibility(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     payload = validate(EligibilityRequest, await json_object(request))
@@ -34,4 +32,6 @@ async def check_eligibility(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-ROUTES = [check_eligibility]
+ROUTES = [
+    PlainRoute("POST", "/api/v1/partners/eligibility", check_eligibility),
+]

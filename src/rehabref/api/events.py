@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
@@ -18,6 +18,7 @@ from rehabref.events.schemas import WebhookEndpointCreate
 from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
@@ -36,8 +37,7 @@ def not_found(what: str) -> ApiError:
     return ApiError(404, "not_found", f"No {what} with this identifier.")
 
 
-@post("/api/v1/partners/webhook-endpoints", status_code=201)
-async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     body = await json_object(request)
@@ -78,8 +78,7 @@ async def create_webhook_endpoint(request: Request[Any, Any, Any]) -> Response[b
     )
 
 
-@get("/api/v1/partners/webhook-endpoints")
-async def list_webhook_endpoints(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_webhook_endpoints(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     problems: dict[str, str] = {}
@@ -106,8 +105,7 @@ async def list_webhook_endpoints(request: Request[Any, Any, Any]) -> Response[by
     )
 
 
-@delete("/api/v1/partners/webhook-endpoints/{endpoint_id:str}", status_code=204)
-async def delete_webhook_endpoint(request: Request[Any, Any, Any], endpoint_id: str) -> None:
+async def delete_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     async with services.db.write() as conn:
@@ -119,10 +117,10 @@ async def delete_webhook_endpoint(request: Request[Any, Any, Any], endpoint_id: 
         )
     if not deleted:
         raise not_found("webhook endpoint")
+    return Response(content=b"", status_code=204)
 
 
-@get("/api/v1/partners/events")
-async def list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_events(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     query = request.query_params
@@ -151,8 +149,7 @@ async def list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-@get("/api/v1/partners/events/{event_id:str}")
-async def get_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+async def get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     async with services.db.read() as conn:
@@ -168,8 +165,7 @@ async def get_event(request: Request[Any, Any, Any], event_id: str) -> Response[
     return json_response({**history.event_record(row), "deliveries": deliveries})
 
 
-@post("/api/v1/partners/events/{event_id:str}/redeliver", status_code=202)
-async def redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+async def redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     # Optional, honoured when sent: a retried redeliver then queues its deliveries once.
@@ -212,10 +208,12 @@ def no_target() -> ApiError:
 
 
 ROUTES = [
-    create_webhook_endpoint,
-    list_webhook_endpoints,
-    delete_webhook_endpoint,
-    list_events,
-    get_event,
-    redeliver_event,
+    PlainRoute("POST", "/api/v1/partners/webhook-endpoints", create_webhook_endpoint),
+    PlainRoute("GET", "/api/v1/partners/webhook-endpoints", list_webhook_endpoints),
+    PlainRoute(
+        "DELETE", "/api/v1/partners/webhook-endpoints/{endpoint_id}", delete_webhook_endpoint
+    ),
+    PlainRoute("GET", "/api/v1/partners/events", list_events),
+    PlainRoute("GET", "/api/v1/partners/events/{event_id}", get_event),
+    PlainRoute("POST", "/api/v1/partners/events/{event_id}/redeliver", redeliver_event),
 ]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
-from litestar import Request, Response, delete, get, post
+from litestar import Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
@@ -15,6 +13,7 @@ from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
 from rehabref.links import service
 from rehabref.links.schemas import ReferralLinkCreate
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
@@ -27,8 +26,7 @@ def _not_found() -> ApiError:
     return ApiError(404, "not_found", "No referral link with this id for this key's environment.")
 
 
-@post(BASE_PATH, status_code=201)
-async def create_link(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def create_link(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     body = await json_object(request)
@@ -59,8 +57,7 @@ async def create_link(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-@get(BASE_PATH)
-async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_links(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     query = request.query_params
@@ -87,8 +84,7 @@ async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-@get(f"{BASE_PATH}/{{link_id:str}}")
-async def get_link(request: Request[Any, Any, Any], link_id: str) -> Response[bytes]:
+async def get_link(request: PlainRequest, link_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     async with services.db.read() as conn:
@@ -103,8 +99,7 @@ async def get_link(request: Request[Any, Any, Any], link_id: str) -> Response[by
     return json_response(service.record(row, services.settings.base_url))
 
 
-@delete(f"{BASE_PATH}/{{link_id:str}}", status_code=200)
-async def deactivate_link(request: Request[Any, Any, Any], link_id: str) -> Response[bytes]:
+async def deactivate_link(request: PlainRequest, link_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     async with services.db.write() as conn:
@@ -119,4 +114,9 @@ async def deactivate_link(request: Request[Any, Any, Any], link_id: str) -> Resp
     return json_response(service.record(row, services.settings.base_url))
 
 
-ROUTES = [create_link, list_links, get_link, deactivate_link]
+ROUTES = [
+    PlainRoute("POST", BASE_PATH, create_link),
+    PlainRoute("GET", BASE_PATH, list_links),
+    PlainRoute("GET", f"{BASE_PATH}/{{link_id}}", get_link),
+    PlainRoute("DELETE", f"{BASE_PATH}/{{link_id}}", deactivate_link),
+]

@@ -9,12 +9,11 @@ import hashlib
 import secrets
 import string
 from dataclasses import dataclass
-from typing import Any
 
-from litestar import Request
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.api_request import ApiRequest
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
@@ -80,7 +79,7 @@ async def operator_by_token(conn: AsyncConnection, token: str) -> OperatorPrinci
     return None if row is None else OperatorPrincipal(operator_id=row.id, name=row.name)
 
 
-async def authenticate_operator(request: Request[Any, Any, Any]) -> OperatorPrincipal:
+async def authenticate_operator(request: ApiRequest) -> OperatorPrincipal:
     """For ops API endpoints: a valid, unrevoked operator token or 401."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, get, post
+from litestar import Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -20,6 +20,7 @@ from rehabref.care.views import ops_session_view
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ops.auth import authenticate_operator
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
@@ -42,8 +43,7 @@ async def _require_referral(conn: AsyncConnection, referral_id: str) -> None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
 
 
-@post("/api/v1/ops/referrals/{referral_id:str}/sessions", status_code=201)
-async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def schedule(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionSchedule, await json_object(request))
     location = (payload.location.lat, payload.location.lng) if payload.location else None
@@ -62,8 +62,7 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Respons
     return json_response(view, 201)
 
 
-@get("/api/v1/ops/referrals/{referral_id:str}/sessions")
-async def list_for_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def list_for_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         await _require_referral(conn, referral_id)
@@ -78,16 +77,14 @@ async def list_for_referral(request: Request[Any, Any, Any], referral_id: str) -
     return json_response({"data": data})
 
 
-@get("/api/v1/ops/sessions/{session_id:str}")
-async def get_one(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+async def get_one(request: PlainRequest, session_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         view = await _view(conn, session_id)
     return json_response(view)
 
 
-@post("/api/v1/ops/sessions/{session_id:str}/start", status_code=200)
-async def start(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+async def start(request: PlainRequest, session_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionStart, await json_object(request))
     async with services_of(request).db.write() as conn:
@@ -103,8 +100,7 @@ async def start(request: Request[Any, Any, Any], session_id: str) -> Response[by
     return json_response(view)
 
 
-@post("/api/v1/ops/sessions/{session_id:str}/complete", status_code=200)
-async def complete(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionComplete, await json_object(request))
     services = services_of(request)
@@ -125,8 +121,7 @@ async def complete(request: Request[Any, Any, Any], session_id: str) -> Response
     return json_response(view)
 
 
-@post("/api/v1/ops/sessions/{session_id:str}/cancel", status_code=200)
-async def cancel(request: Request[Any, Any, Any], session_id: str) -> Response[bytes]:
+async def cancel(request: PlainRequest, session_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionCancel, await json_object(request))
     async with services_of(request).db.write() as conn:
@@ -137,8 +132,7 @@ async def cancel(request: Request[Any, Any, Any], session_id: str) -> Response[b
     return json_response(view)
 
 
-@post("/api/v1/ops/referrals/{referral_id:str}/assessments", status_code=201)
-async def record_assessment(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def record_assessment(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     item = assessments.validate_assessment(await json_object(request))
     async with services_of(request).db.write() as conn:
@@ -148,8 +142,7 @@ async def record_assessment(request: Request[Any, Any, Any], referral_id: str) -
     return json_response(assessments.assessment_view(row), 201)
 
 
-@get("/api/v1/ops/referrals/{referral_id:str}/assessments")
-async def list_assessments(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def list_assessments(request: PlainRequest, referral_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         await _require_referral(conn, referral_id)
@@ -158,12 +151,12 @@ async def list_assessments(request: Request[Any, Any, Any], referral_id: str) ->
 
 
 ROUTES = [
-    schedule,
-    list_for_referral,
-    get_one,
-    start,
-    complete,
-    cancel,
-    record_assessment,
-    list_assessments,
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/sessions", schedule),
+    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}/sessions", list_for_referral),
+    PlainRoute("GET", "/api/v1/ops/sessions/{session_id}", get_one),
+    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/start", start),
+    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/complete", complete),
+    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/cancel", cancel),
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/assessments", record_assessment),
+    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}/assessments", list_assessments),
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, get, post
+from litestar import Response
 
 from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
@@ -17,6 +17,7 @@ from rehabref.ops import service
 from rehabref.ops.auth import authenticate_operator
 from rehabref.ops.schemas import ContactTaskComplete, TransitionRequest
 from rehabref.ops.views import intake_view, referral_view, task_view, transition_view
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.referrals.status import STATUSES
 from rehabref.referrals.transitions import AppointmentChange, PaymentChange
 from rehabref.request_body import json_object, validate
@@ -36,8 +37,7 @@ def _invalid_query(problems: dict[str, str]) -> None:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
 
 
-@post("/api/v1/ops/referrals/{referral_id:str}/transitions", status_code=200)
-async def move_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def move_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(TransitionRequest, await json_object(request))
     appointment = None
@@ -63,8 +63,7 @@ async def move_referral(request: Request[Any, Any, Any], referral_id: str) -> Re
     return json_response(referral_view(row))
 
 
-@get("/api/v1/ops/referrals")
-async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_referrals(request: PlainRequest) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
     problems: dict[str, str] = {}
@@ -96,8 +95,7 @@ async def list_referrals(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-@get("/api/v1/ops/referrals/{referral_id:str}")
-async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def get_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         row = await service.get_referral(conn, referral_id)
@@ -114,8 +112,7 @@ async def get_referral(request: Request[Any, Any, Any], referral_id: str) -> Res
     )
 
 
-@get("/api/v1/ops/contact-tasks")
-async def list_contact_tasks(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_contact_tasks(request: PlainRequest) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
     problems: dict[str, str] = {}
@@ -138,8 +135,7 @@ async def list_contact_tasks(request: Request[Any, Any, Any]) -> Response[bytes]
     )
 
 
-@post("/api/v1/ops/contact-tasks/{task_id:str}/claim", status_code=200)
-async def claim_contact_task(request: Request[Any, Any, Any], task_id: str) -> Response[bytes]:
+async def claim_contact_task(request: PlainRequest, task_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
         await service.claim_task(conn, task_id=task_id, actor=operator.actor, now=utcnow())
@@ -147,8 +143,7 @@ async def claim_contact_task(request: Request[Any, Any, Any], task_id: str) -> R
     return json_response(task_view(row))
 
 
-@post("/api/v1/ops/contact-tasks/{task_id:str}/complete", status_code=200)
-async def complete_contact_task(request: Request[Any, Any, Any], task_id: str) -> Response[bytes]:
+async def complete_contact_task(request: PlainRequest, task_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(ContactTaskComplete, await json_object(request))
     services = services_of(request)
@@ -198,10 +193,10 @@ async def _send_assistant_link(services: Services, conn: Any, referral_id: str, 
 
 
 ROUTES = [
-    move_referral,
-    list_referrals,
-    get_referral,
-    list_contact_tasks,
-    claim_contact_task,
-    complete_contact_task,
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/transitions", move_referral),
+    PlainRoute("GET", "/api/v1/ops/referrals", list_referrals),
+    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}", get_referral),
+    PlainRoute("GET", "/api/v1/ops/contact-tasks", list_contact_tasks),
+    PlainRoute("POST", "/api/v1/ops/contact-tasks/{task_id}/claim", claim_contact_task),
+    PlainRoute("POST", "/api/v1/ops/contact-tasks/{task_id}/complete", complete_contact_task),
 ]

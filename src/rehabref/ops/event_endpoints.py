@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import Request, Response, get, post
+from litestar import Response
 
 from rehabref.api.events import event_type_param, no_target, not_found
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
 from rehabref.ops.auth import authenticate_operator
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.responses import json_response
 from rehabref.services import services_of
 
 DELIVERY_STATES = ("pending", "succeeded", "failed")
 
 
-@get("/api/v1/ops/events")
-async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def ops_list_events(request: PlainRequest) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
     problems: dict[str, str] = {}
@@ -49,8 +47,7 @@ async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-@get("/api/v1/ops/events/{event_id:str}")
-async def ops_get_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+async def ops_get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
@@ -60,8 +57,7 @@ async def ops_get_event(request: Request[Any, Any, Any], event_id: str) -> Respo
     return json_response({**history.event_record(row, ops=True), "deliveries": deliveries})
 
 
-@post("/api/v1/ops/events/{event_id:str}/redeliver", status_code=202)
-async def ops_redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
+async def ops_redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
         row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
@@ -73,8 +69,7 @@ async def ops_redeliver_event(request: Request[Any, Any, Any], event_id: str) ->
     return json_response({"event_id": event_id, "deliveries": deliveries}, 202)
 
 
-@get("/api/v1/ops/deliveries")
-async def ops_list_deliveries(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def ops_list_deliveries(request: PlainRequest) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
     problems: dict[str, str] = {}
@@ -102,4 +97,9 @@ async def ops_list_deliveries(request: Request[Any, Any, Any]) -> Response[bytes
     )
 
 
-ROUTES = [ops_list_events, ops_get_event, ops_redeliver_event, ops_list_deliveries]
+ROUTES = [
+    PlainRoute("GET", "/api/v1/ops/events", ops_list_events),
+    PlainRoute("GET", "/api/v1/ops/events/{event_id}", ops_get_event),
+    PlainRoute("POST", "/api/v1/ops/events/{event_id}/redeliver", ops_redeliver_event),
+    PlainRoute("GET", "/api/v1/ops/deliveries", ops_list_deliveries),
+]

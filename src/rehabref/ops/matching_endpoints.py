@@ -5,9 +5,7 @@ Operator tokens only (``rehabref.ops.auth``); partner API keys get 401.
 
 from __future__ import annotations
 
-from typing import Any
-
-from litestar import Request, Response, get, patch, post
+from litestar import Response
 from sqlalchemy import select
 
 from rehabref.clock import iso, utcnow
@@ -18,6 +16,7 @@ from rehabref.matching import registry
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
 from rehabref.matching.service import match_referral
 from rehabref.ops.auth import authenticate_operator
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
@@ -30,8 +29,7 @@ def _not_found() -> ApiError:
     return ApiError(404, "not_found", "No physiotherapist with this identifier.")
 
 
-@post("/api/v1/ops/physiotherapists", status_code=201)
-async def create_physio(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def create_physio(request: PlainRequest) -> Response[bytes]:
     await authenticate_operator(request)
     payload = validate(PhysioCreate, await json_object(request))
     async with services_of(request).db.write() as conn:
@@ -39,8 +37,7 @@ async def create_physio(request: Request[Any, Any, Any]) -> Response[bytes]:
     return json_response(registry.record(row), 201)
 
 
-@get("/api/v1/ops/physiotherapists")
-async def list_physios(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def list_physios(request: PlainRequest) -> Response[bytes]:
     await authenticate_operator(request)
     query = request.query_params
     problems: dict[str, str] = {}
@@ -70,8 +67,7 @@ async def list_physios(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-@get("/api/v1/ops/physiotherapists/{physio_id:str}")
-async def get_physio(request: Request[Any, Any, Any], physio_id: str) -> Response[bytes]:
+async def get_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
         row = await registry.get_physio(conn, physio_id=physio_id)
@@ -80,8 +76,7 @@ async def get_physio(request: Request[Any, Any, Any], physio_id: str) -> Respons
     return json_response(registry.record(row))
 
 
-@patch("/api/v1/ops/physiotherapists/{physio_id:str}")
-async def update_physio(request: Request[Any, Any, Any], physio_id: str) -> Response[bytes]:
+async def update_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     payload = validate(PhysioUpdate, await json_object(request))
     async with services_of(request).db.write() as conn:
@@ -89,8 +84,7 @@ async def update_physio(request: Request[Any, Any, Any], physio_id: str) -> Resp
     return json_response(registry.record(row))
 
 
-@post("/api/v1/ops/physiotherapists/{physio_id:str}/deactivate", status_code=200)
-async def deactivate_physio(request: Request[Any, Any, Any], physio_id: str) -> Response[bytes]:
+async def deactivate_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
     """Deactivated physiotherapists are never matched; existing assignments stay."""
     await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
@@ -100,8 +94,7 @@ async def deactivate_physio(request: Request[Any, Any, Any], physio_id: str) -> 
     return json_response(registry.record(row))
 
 
-@post("/api/v1/ops/referrals/{referral_id:str}/match", status_code=200)
-async def match(request: Request[Any, Any, Any], referral_id: str) -> Response[bytes]:
+async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
     """Run matching now (e.g. after an ``unmatched`` task was resolved by adding capacity)."""
     await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
@@ -121,4 +114,11 @@ async def match(request: Request[Any, Any, Any], referral_id: str) -> Response[b
     )
 
 
-ROUTES = [create_physio, list_physios, get_physio, update_physio, deactivate_physio, match]
+ROUTES = [
+    PlainRoute("POST", "/api/v1/ops/physiotherapists", create_physio),
+    PlainRoute("GET", "/api/v1/ops/physiotherapists", list_physios),
+    PlainRoute("GET", "/api/v1/ops/physiotherapists/{physio_id}", get_physio),
+    PlainRoute("PATCH", "/api/v1/ops/physiotherapists/{physio_id}", update_physio),
+    PlainRoute("POST", "/api/v1/ops/physiotherapists/{physio_id}/deactivate", deactivate_physio),
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/match", match),
+]

@@ -8,11 +8,9 @@ short expiry; nothing is written to the database or the logs.
 
 from __future__ import annotations
 
-from typing import Any
-
 from limits import RateLimitItem, parse_many
-from litestar import Request
 
+from rehabref.api_request import ApiRequest
 from rehabref.client_address import client_address
 from rehabref.config import Settings
 from rehabref.rate_limiting import RateLimiter
@@ -35,7 +33,7 @@ class FormLimits:
         return verdict.reset_seconds
 
 
-def limits_of(request: Request[Any, Any, Any]) -> FormLimits:
+def limits_of(request: ApiRequest) -> FormLimits:
     state = request.app.state
     existing: FormLimits | None = getattr(state, "form_limits", None)
     if existing is None:
@@ -45,10 +43,19 @@ def limits_of(request: Request[Any, Any, Any]) -> FormLimits:
     return existing
 
 
-def client_ip(request: Request[Any, Any, Any]) -> str:
+def client_ip(request: ApiRequest) -> str:
     """The address per-IP limits count against (``rehabref.client_address``)."""
     return client_address(
         request.client.host if request.client else None,
-        request.headers.getall("x-forwarded-for", []),
+        _forwarded_for(request),
         services_of(request).settings.trusted_proxies,
     )
+
+
+def _forwarded_for(request: ApiRequest) -> list[str]:
+    """Every ``X-Forwarded-For`` header, in order (the raw ASGI headers keep repeats)."""
+    return [
+        value.decode("latin-1")
+        for name, value in request.scope["headers"]
+        if name.lower() == b"x-forwarded-for"
+    ]

@@ -8,10 +8,8 @@ the registered endpoints.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
-from litestar import Request, Response, post
+from litestar import Response
 from sqlalchemy import select
 
 from rehabref.db import table
@@ -20,6 +18,7 @@ from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.samples import sample_data
 from rehabref.events.schemas import TriggerWebhookRequest
 from rehabref.events.targets import check_target
+from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
 from rehabref.tables.events import Delivery
@@ -27,8 +26,7 @@ from rehabref.tables.events import Delivery
 _deliveries = table(Delivery)
 
 
-@post("/api/v1/sandbox/trigger-webhook", status_code=202)
-async def trigger_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
+async def trigger_webhook(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     if principal.environment != "test":
@@ -77,4 +75,6 @@ async def trigger_webhook(request: Request[Any, Any, Any]) -> Response[bytes]:
     )
 
 
-ROUTES = [trigger_webhook]
+ROUTES = [
+    PlainRoute("POST", "/api/v1/sandbox/trigger-webhook", trigger_webhook),
+]

@@ -367,7 +367,7 @@ def print_table(summary: dict[str, Any], connections: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="10000,1000000", help="row counts, comma-separated")
-    parser.add_argument("--seconds", type=int, default=10, help="measured seconds per run")
+    parser.add_argument("--seconds", type=int, default=5, help="measured seconds per run")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each scenario and size")
     parser.add_argument("--connections", type=int, default=32)
     options = parser.parse_args()

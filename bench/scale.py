@@ -26,6 +26,7 @@ Usage: ``python -m bench.scale [--sizes 10000,1000000] [--seconds N] [--rounds N
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -35,6 +36,7 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -248,40 +250,105 @@ def _table_bytes(url: str) -> int:
     return int(row[0]) if row else 0
 
 
-def explain(url: str, partner_id: str, external_ref: str) -> tuple[str, dict[str, str]]:
-    """EXPLAIN (ANALYZE, BUFFERS) of the list and lookup statements of
-    ``rehabref.referrals.service``, prepared with a generic plan as on the hot-path
-    connections (``plan_cache_mode=force_generic_plan``); the second execution of each."""
+def _statements() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """SQL text and parameter names of the list-by-status and lookup-by-external_ref
+    statements of ``rehabref.referrals.service``, as the hot path compiles them."""
     from sqlalchemy.dialects.postgresql.asyncpg import dialect
 
     from rehabref.referrals import service
 
-    statements: dict[str, tuple[Any, dict[str, Any]]] = {
-        "list": (
-            service._list_statement((True, False, False, False)),
-            {"status": "received", "page_size": 21},
-        ),
-        "lookup": (service._BY_EXTERNAL_REF, {"external_ref": external_ref}),
-    }
+    found = {}
+    for name, statement in (
+        ("list", service._list_statement((True, False, False, False))),
+        ("lookup", service._BY_EXTERNAL_REF),
+    ):
+        compiled = statement.compiled(dialect())  # type: ignore[no-untyped-call]
+        found[name] = (compiled.sql, compiled.names)
+    return found
+
+
+def _values(name: str, rng: random.Random, refs: list[str]) -> dict[str, Any]:
+    if name == "list":
+        return {"status": rng.choice(STATUSES), "page_size": 21}
+    return {"external_ref": rng.choice(refs)}
+
+
+def _explain(
+    name: str, names: tuple[str, ...], params: dict[str, Any], options: str
+) -> sql.Composed:
+    literals = sql.SQL(", ").join(sql.Literal(params[n]) for n in names)
+    return sql.SQL("EXPLAIN ({}) EXECUTE {}({})").format(
+        sql.SQL(options), sql.Identifier(f"scale_{name}"), literals
+    )
+
+
+def examine(url: str, partner_id: str, refs: list[str]) -> tuple[str, dict[str, Any]]:
+    """Both statements on the database alone, prepared with a generic plan as on the hot-path
+    connections (``plan_cache_mode=force_generic_plan``): EXPLAIN (ANALYZE, BUFFERS) of one
+    execution (text), the mean buffers of 200 executions with random values, and the latency
+    of 2 000 executions one after another from asyncpg (after 300 unmeasured)."""
+    statements = _statements()
+    scope = {"partner_id": partner_id, "environment": "test"}
+    rng = random.Random(3)
     report: list[str] = []
-    summary: dict[str, str] = {}
+    found: dict[str, Any] = {}
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET plan_cache_mode = force_generic_plan")
-        for name, (statement, values) in statements.items():
-            compiled = statement.compiled(dialect())  # type: ignore[no-untyped-call]
-            params = {"partner_id": partner_id, "environment": "test", **values}
-            literals = sql.SQL(", ").join(sql.Literal(params[n]) for n in compiled.names)
-            conn.execute(f"PREPARE scale_{name} AS {compiled.sql}")
-            query = sql.SQL("EXPLAIN (ANALYZE, BUFFERS) EXECUTE {}({})").format(
-                sql.Identifier(f"scale_{name}"), literals
-            )
+        for name, (text, names) in statements.items():
+            conn.execute(f"PREPARE scale_{name} AS {text}")
+            params = {**scope, **_values(name, rng, refs)}
+            query = _explain(name, names, params, "ANALYZE, BUFFERS")
             for _ in range(2):
-                plan = [row[0] for row in conn.execute(query).fetchall()]
+                plan = [row[0] for row in conn.execute(query)]
             report += [f"-- {name}: {params}", *plan, ""]
             nodes = [line.strip().removeprefix("->  ") for line in plan if "cost=" in line]
-            timing = next((line for line in plan if line.startswith("Execution Time")), "")
-            summary[name] = " / ".join(node.split("  (")[0] for node in nodes) + f"; {timing}"
-    return "\n".join(report), summary
+            hit = read = 0
+            for _ in range(200):
+                params = {**scope, **_values(name, rng, refs)}
+                query = _explain(name, names, params, "ANALYZE, BUFFERS, FORMAT JSON")
+                row = conn.execute(query).fetchone()
+                top = row[0][0]["Plan"] if row else {}
+                hit += top.get("Shared Hit Blocks", 0)
+                read += top.get("Shared Read Blocks", 0)
+            found[name] = {
+                "plan": " / ".join(node.split("  (")[0] for node in nodes),
+                "shared_hit_per_call": round(hit / 200, 1),
+                "shared_read_per_call": round(read / 200, 2),
+            }
+    for name, timing in asyncio.run(_latencies(url, statements, scope, refs)).items():
+        found[name].update(timing)
+    return "\n".join(report), found
+
+
+async def _latencies(
+    url: str,
+    statements: dict[str, tuple[str, tuple[str, ...]]],
+    scope: dict[str, str],
+    refs: list[str],
+) -> dict[str, dict[str, float]]:
+    import asyncpg
+
+    rng = random.Random(4)
+    conn = await asyncpg.connect(url, server_settings={"plan_cache_mode": "force_generic_plan"})
+    timings: dict[str, dict[str, float]] = {}
+    try:
+        for name, (text, names) in statements.items():
+            prepared = await conn.prepare(text)
+            spent = []
+            for n in range(2_300):
+                params = {**scope, **_values(name, rng, refs)}
+                started = time.perf_counter()
+                await prepared.fetch(*(params[key] for key in names))
+                if n >= 300:
+                    spent.append((time.perf_counter() - started) * 1e6)
+            spent.sort()
+            timings[name] = {
+                "statement_p50_us": round(spent[len(spent) // 2]),
+                "statement_p90_us": round(spent[len(spent) * 9 // 10]),
+            }
+    finally:
+        await conn.close()
+    return timings
 
 
 def _first_line(path: str) -> str:
@@ -391,8 +458,8 @@ def main() -> None:
                 f"{info['table_bytes'] / 2**20:.0f} MiB",
                 file=sys.stderr,
             )
-            ref = _first_line(info["refs_file"])
-            plans, info["explain"] = explain(url, info["partner_id"], ref)
+            refs = Path(info["refs_file"]).read_text().split()
+            plans, info["database_only"] = examine(url, info["partner_id"], refs)
             (RESULTS / f"scale-explain-{size}.txt").write_text(plans)
             port = free_port()
             argv, env = app_server(url, port, workers)
@@ -420,9 +487,17 @@ def main() -> None:
                     )
     summary = summarise(measurements)
     print_table(summary, options.connections)
+    print(
+        "the statement alone (asyncpg, one connection, random values; generic plan):",
+        "plan, p50 / p90 latency, shared buffers hit / read per execution",
+    )
     for size in sizes:
-        for name, plan in seeded[size]["explain"].items():
-            print(f"EXPLAIN {name}, {size} rows: {plan}")
+        for name, found in seeded[size]["database_only"].items():
+            print(
+                f"  {SCENARIOS[name][0]}, {size} rows: {found['plan']}; "
+                f"{found['statement_p50_us']:.0f} / {found['statement_p90_us']:.0f} us; "
+                f"{found['shared_hit_per_call']} / {found['shared_read_per_call']}"
+            )
     result = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "connections": options.connections,

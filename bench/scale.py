@@ -16,11 +16,13 @@ seeded and every server up, wrk measures, in rounds that alternate the order of 
   10 000 existing refs of the benchmark partner's test environment, sampled over all ages.
 
 Medians over the rounds; ratio = p50 at the largest size / p50 at the smallest; PASS when at
-most 1.5. Also EXPLAIN (ANALYZE, BUFFERS) of both statements as the server runs them
-(prepared, generic plan) on each database. Results: ``bench/results/scale.json`` and
-``scale-explain-<size>.txt``; exit status 1 when a scenario fails.
+most 1.5. Before that, each statement on each database alone, as the server runs it (prepared,
+generic plan): EXPLAIN (ANALYZE, BUFFERS), buffers per execution and latency from asyncpg.
+Results: ``bench/results/scale.json`` and ``scale-explain-<size>.txt``; exit status 1 when a
+scenario fails. docs/performance.md ("Scale check") describes it and its figures.
 
-Usage: ``python -m bench.scale [--sizes 10000,1000000] [--seconds N] [--rounds N]``.
+Usage: ``python -m bench.scale [--sizes 10000,1000000] [--seconds 5] [--rounds 3]
+[--connections 32]``.
 """
 
 from __future__ import annotations

@@ -54,13 +54,13 @@ def fresh_database(backend: str, directory: Path) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def onboard(url: str) -> dict[str, Any]:
+def onboard(url: str, name: str = "Bench Clinic") -> dict[str, Any]:
     async def work() -> dict[str, Any]:
         db = Database(url, pool_size=1)
         try:
             box = SecretBox(await load_secret_key(db, None))
             async with db.write() as conn:
-                result = await create_partner(conn, box=box, name="Bench Clinic")
+                result = await create_partner(conn, box=box, name=name)
             return result.as_dict(test_phones=TEST_PHONES)
         finally:
             await db.dispose()

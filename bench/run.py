@@ -40,6 +40,50 @@ class Measurement:
     errors: int
 
 
+def uvicorn_flags(workers: int) -> list[str]:
+    """The settings `rehabref serve` passes to uvicorn (it trusts no X-Forwarded-* headers)."""
+    return [
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--no-proxy-headers",
+        "--no-access-log",
+        "--workers",
+        str(workers),
+        "--log-level",
+        "warning",
+    ]
+
+
+def bench_env() -> dict[str, str]:
+    """This environment, with the bench package importable by the servers it starts."""
+    pythonpath = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(HERE.parent)]))
+    return {**os.environ, "PYTHONPATH": pythonpath}
+
+
+def app_server(url: str, port: int, workers: int) -> tuple[list[str], dict[str, str]]:
+    """Command and environment of the real application server on ``url``."""
+    env = {
+        **bench_env(),
+        "REHABREF_DATABASE_URL": url,
+        "REHABREF_RATE_LIMIT": "10000000/second",
+        "REHABREF_PORT": str(port),
+        "REHABREF_RUN_WORKER": "0",
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--factory",
+        "rehabref.app:asgi_app",
+        "--port",
+        str(port),
+        *uvicorn_flags(workers),
+    ]
+    return argv, env
+
+
 @contextmanager
 def serve(
     argv: list[str], env: dict[str, str], ready_path: str, port: int, ok: tuple[int, ...] = (200,)
@@ -163,19 +207,7 @@ def seed(base: str, key: str, count: int) -> list[str]:
 
 def run_backend(backend: str, seconds: int) -> list[Measurement]:
     workers = 1 if backend == "sqlite" else (os.cpu_count() or 1)
-    # The settings `rehabref serve` passes to uvicorn (it trusts no X-Forwarded-* headers).
-    server_flags = [
-        "--loop",
-        "uvloop",
-        "--http",
-        "httptools",
-        "--no-proxy-headers",
-        "--no-access-log",
-        "--workers",
-        str(workers),
-        "--log-level",
-        "warning",
-    ]
+    server_flags = uvicorn_flags(workers)
     results: list[Measurement] = []
     bare_port = free_port()
     bare = [
@@ -187,8 +219,7 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
         str(bare_port),
         *server_flags,
     ]
-    pythonpath = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(HERE.parent)]))
-    env = {**os.environ, "PYTHONPATH": pythonpath}
+    env = bench_env()
 
     def measure_yardstick(when: str) -> None:
         with serve(bare, env, "/ping", bare_port) as base:
@@ -230,23 +261,7 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
         partner = onboard(url)
         key = partner["keys"]["sk_test"]
         port = free_port()
-        app_env = {
-            **env,
-            "REHABREF_DATABASE_URL": url,
-            "REHABREF_RATE_LIMIT": "10000000/second",
-            "REHABREF_PORT": str(port),
-            "REHABREF_RUN_WORKER": "0",
-        }
-        argv = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "rehabref.app:asgi_app",
-            "--port",
-            str(port),
-            *server_flags,
-        ]
+        argv, app_env = app_server(url, port, workers)
         with serve(argv, app_env, "/readyz", port) as base:
             ids = seed(base, key, 500)
             ids_file = RESULTS / f"ids-{backend}.txt"

@@ -235,7 +235,6 @@ def run_backend(backend: str, seconds: int) -> list[Measurement]:
             "REHABREF_DATABASE_URL": url,
             "REHABREF_RATE_LIMIT": "10000000/second",
             "REHABREF_PORT": str(port),
-            "REHABREF_RUN_WORKER": "0",
         }
         argv = [
             sys.executable,

@@ -69,7 +69,6 @@ def app_server(url: str, port: int, workers: int) -> tuple[list[str], dict[str, 
         "REHABREF_DATABASE_URL": url,
         "REHABREF_RATE_LIMIT": "10000000/second",
         "REHABREF_PORT": str(port),
-        "REHABREF_RUN_WORKER": "0",
     }
     argv = [
         sys.executable,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,19 +48,51 @@ def test_random_tokens_are_url_safe_and_long():
 
 def test_ids_of_one_process_strictly_increase_within_a_millisecond():
     # Events written in one transaction (the same millisecond) must keep their order.
-    ids = [new_id("evt") for _ in range(5000)]
+    ids = [new_id("evt") for _ in range(100_000)]
+    assert len({made[:14] for made in ids}) < len(ids)  # many share a millisecond
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
 
 
+def test_ids_made_after_ids_of_other_threads_sort_after_them():
+    threads = 4
+    barrier = threading.Barrier(threads)
+    before: list[list[str]] = [[] for _ in range(threads)]
+    after: list[list[str]] = [[] for _ in range(threads)]
+
+    def make(n: int) -> None:
+        before[n].extend(new_id("evt") for _ in range(5000))
+        barrier.wait()  # every id of the first round is made before any of the second
+        after[n].extend(new_id("evt") for _ in range(5000))
+
+    workers = [threading.Thread(target=make, args=(n,)) for n in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    for mine in before + after:
+        assert mine == sorted(mine)
+    first = [made for mine in before for made in mine]
+    second = [made for mine in after for made in mine]
+    assert max(first) < min(second)
+    assert len(set(first + second)) == len(first + second)
+
+
 def test_an_id_block_fits_between_the_ids_made_before_and_after_it():
-    before = new_id("dlv")
-    stem = new_id_block("dlv")
-    after = new_id("dlv")
-    block = [stem + ALPHABET[n // 32] + ALPHABET[n % 32] for n in range(1024)]
-    assert all(re.match(r"^dlv_[0-9a-hjkmnp-tv-z]{26}$", item) for item in block)
-    assert before < block[0] and block == sorted(block) and block[-1] < after
-    assert new_id_block("dlv") > after
+    for _ in range(200):
+        before = new_id("dlv")
+        stem = new_id_block("dlv")
+        after = new_id("dlv")
+        block = [stem + ALPHABET[n // 32] + ALPHABET[n % 32] for n in range(1024)]
+        assert all(re.match(r"^dlv_[0-9a-hjkmnp-tv-z]{26}$", item) for item in block)
+        assert before < block[0] and block == sorted(block) and block[-1] < after
+        assert new_id_block("dlv") > after
+
+
+def test_consecutive_id_blocks_do_not_overlap():
+    stems = [new_id_block("dlv") for _ in range(5000)]
+    assert stems == sorted(stems)
+    assert len(set(stems)) == len(stems)
 
 
 @settings(max_examples=2000)
@@ -77,25 +110,19 @@ def test_ids_made_across_milliseconds_carry_each_ones_time():
     assert b[:14] == "ref_" + ids._base32(1_700_000_000_001, 10)
 
 
-def test_the_random_part_comes_from_fresh_os_randomness_after_each_refill():
-    # Enough ids to refill the pool of OS random bytes several times: no two share their
-    # random part (equal random parts would show as equal ids at the same millisecond).
-    count = ids._REFILL_BYTES // ids._RANDOM_BYTES * 3
-    randoms = {ids._random_value(0) for _ in range(count)}
-    assert len(randoms) == count
-
-
-def test_a_forked_child_does_not_reuse_the_parents_random_bytes():
+def test_a_forked_child_does_not_repeat_the_parents_next_id():
     import os
 
-    ids._random_value(0)  # the parent now holds unused random bytes in its pool
+    new_id("ref")  # the parent's generator now has state the child inherits
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: report its next random part, then leave at once
-        os.write(write_end, str(ids._random_value(0)).encode())
+    if pid == 0:  # the child: report its first id, then leave at once
+        os.write(write_end, new_id("ref").encode())
         os._exit(0)
     os.close(write_end)
-    child = int(os.read(read_end, 64))
+    child = os.read(read_end, 64).decode()
     os.close(read_end)
     os.waitpid(pid, 0)
-    assert child != ids._random_value(0)
+    parent = new_id("ref")
+    # Counter and random bits: equal if the child drew the same random numbers as the parent.
+    assert child[14:] != parent[14:]

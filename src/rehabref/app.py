@@ -43,7 +43,8 @@ from rehabref.services import Services
 TEMPLATES = Path(__file__).parent / "templates"
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
+def create_app(settings: Settings | None = None, *, run_worker: bool = False) -> Litestar:
+    """``run_worker``: run the webhook delivery worker in this process too."""
     settings = settings or load_settings()
 
     async def start(app: Litestar) -> None:
@@ -66,8 +67,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
             coverage=coverage,
             referral_created=wiring.referral_created_hooks(),
         )
-        app.state.delivery_worker = delivery_worker.start_in_process(
-            db, app.state.services.box, settings, wiring.periodic_jobs(coverage)
+        app.state.delivery_worker = (
+            delivery_worker.start_in_process(
+                db, app.state.services.box, settings, wiring.periodic_jobs(coverage)
+            )
+            if run_worker
+            else None
         )
 
     async def stop(app: Litestar) -> None:
@@ -122,11 +127,12 @@ def serve_json_routes(app: Litestar, settings: Settings) -> ASGIApp:
     return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes)
 
 
-def asgi_app() -> ASGIApp:
-    """Factory for uvicorn workers (``--factory``): settings come from the environment."""
-    settings = load_settings()
+def build_asgi_app(settings: Settings, *, run_worker: bool) -> ASGIApp:
+    """The app a server process serves (``serving.AppFactory`` calls it)."""
     configure_logging(settings.log_level)
-    app = RequestContextMiddleware(serve_json_routes(create_app(settings), settings))
+    app = RequestContextMiddleware(
+        serve_json_routes(create_app(settings, run_worker=run_worker), settings)
+    )
     # Long-lived start-up objects (routes, models, compiled schemas) need never be scanned
     # again: freezing them and collecting the young generation less often removed most of
     # the garbage-collector pauses behind p99 latency (docs/performance.md).
@@ -134,3 +140,9 @@ def asgi_app() -> ASGIApp:
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
     return app
+
+
+def asgi_app() -> ASGIApp:
+    """Factory for ``uvicorn --factory rehabref.app:asgi_app``: settings from the environment,
+    the API only (no delivery worker; run ``rehabref worker`` beside it)."""
+    return build_asgi_app(load_settings(), run_worker=False)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -108,30 +109,17 @@ def serve(
     ] = False,
 ) -> None:
     """Serve the API (uvicorn, uvloop, httptools)."""
-    import uvicorn
+    from rehabref import serving
 
     settings = load_settings()
     if host:
-        os.environ["REHABREF_HOST"] = host
+        settings = replace(settings, host=host)
     if port:
-        os.environ["REHABREF_PORT"] = str(port)
-    os.environ["REHABREF_RUN_WORKER"] = "0" if no_worker else "1"
-    settings = load_settings()
+        settings = replace(settings, port=port)
     _require_migrated(settings)
     if workers is None:
         workers = 1 if settings.is_sqlite else (os.cpu_count() or 1)
-    uvicorn.run(
-        "rehabref.app:asgi_app",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=workers,
-        loop="uvloop",
-        http="httptools",
-        access_log=False,
-        log_config=None,
-        proxy_headers=False,
-    )
+    serving.run(serving.AppFactory(settings, run_worker=not no_worker), workers=workers)
 
 
 @partners_app.command("create")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import httpcore
 import httpx
 
+from rehabref.events.pool_transport import PoolTransport
 from rehabref.events.targets import GuardedBackend
 
 TIMEOUT = httpx.Timeout(10.0, connect=5.0)
@@ -16,6 +17,9 @@ TIMEOUT = httpx.Timeout(10.0, connect=5.0)
 # trickles bytes could otherwise hold a send open indefinitely).
 TOTAL_SECONDS = 15.0
 EXCERPT_BYTES = 1024
+# How long an idle connection is kept for the next delivery: httpx's default (httpcore's own
+# is forever, and a receiver closes idle connections long before).
+KEEPALIVE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -33,23 +37,16 @@ class AttemptResult:
 
 def make_client(*, allow_private: bool, max_connections: int = 100) -> httpx.AsyncClient:
     """A pooled client whose every new connection goes through the address check."""
-    transport = httpx.AsyncHTTPTransport(
-        limits=httpx.Limits(
-            max_connections=max_connections, max_keepalive_connections=max_connections
-        ),
+    pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=KEEPALIVE_SECONDS,
         retries=0,
+        network_backend=GuardedBackend(httpcore.AnyIOBackend(), allow_private=allow_private),
     )
-    # httpx exposes no hook for the network backend; the pool has one.
-    pool = transport._pool
-    if isinstance(pool, httpcore.AsyncConnectionPool):
-        pool._network_backend = GuardedBackend(
-            pool._network_backend,
-            allow_private=allow_private,
-        )
-    else:  # pragma: no cover - only without a proxy, which trust_env=False guarantees
-        raise RuntimeError("unexpected httpx transport")
     return httpx.AsyncClient(
-        transport=transport, timeout=TIMEOUT, follow_redirects=False, trust_env=False
+        transport=PoolTransport(pool), timeout=TIMEOUT, follow_redirects=False, trust_env=False
     )
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
 import time
 from collections.abc import Callable
@@ -389,8 +388,6 @@ def config_from(settings: Any) -> WorkerConfig:
 
 def start_in_process(
     db: Database, box: SecretBox, settings: Any, periodic: PeriodicJobs
-) -> WorkerHandle | None:
-    """Start the worker inside ``rehabref serve`` unless it was run with ``--no-worker``."""
-    if os.environ.get("REHABREF_RUN_WORKER") != "1":
-        return None
+) -> WorkerHandle:
+    """Start the worker inside a server process (``rehabref serve`` without ``--no-worker``)."""
     return WorkerHandle(DeliveryWorker(db, box, config_from(settings), periodic=periodic))

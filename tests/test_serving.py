@@ -31,7 +31,8 @@ def test_the_app_factory_survives_the_pickling_that_starts_each_server_process()
 
 
 def wait_for_started_processes(log: Path, count: int, process: subprocess.Popen[bytes]) -> str:
-    deadline = time.monotonic() + 60
+    # Generous: spawning and importing two server processes on a loaded 2-core machine is slow.
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         text = log.read_text()
         if text.count("Application startup complete.") >= count:

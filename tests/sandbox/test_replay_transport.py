@@ -25,6 +25,7 @@ from rehabref.sandbox.replay_transport import (
     NOTE_RETRY,
     NOTE_SIMULATED,
     NOTE_STALE,
+    OUT_OF_TIME,
     STALE_ACCEPTED,
 )
 from rehabref.wiring import delivery_transport
@@ -180,3 +181,21 @@ def test_every_other_delivery_is_one_ordinary_attempt(db_url, sql, environment, 
     assert [(a.status_code, a.note) for a in attempts] == [(200, None)]
     assert (delivery.state, delivery.attempt_count) == ("succeeded", 1)
     assert received == 1
+
+
+def test_the_three_copies_share_one_sends_time(db_url, sql):
+    """The worker's lease covers one ordinary send; a slow receiver cannot stretch the three
+    copies past it: what is left without time is logged as a timeout."""
+    partner = onboard(db_url, name="Slow")
+    referral_id = insert_referral(sql, partner_id=partner["partner_id"], phone=PHONE_5)
+    slow = ScriptedReceiver(behaviour=lambda _r, _i: (200, {}, 6.0)).start()
+    try:
+        delivery, attempts = _send_once(
+            db_url, partner["partner_id"], "test", referral_id, slow.url
+        )
+    finally:
+        slow.stop()
+    assert [a.status_code for a in attempts] == [200, 500, 200, None]
+    assert attempts[3].error == OUT_OF_TIME
+    assert attempts[3].note == NOTE_STALE
+    assert delivery.state == "succeeded"

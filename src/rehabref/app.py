@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from functools import partial
 from pathlib import Path
 
 from litestar import Litestar
@@ -52,6 +53,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         secret_key = await load_secret_key(db, settings.secret_key)
         rate_limiter = RateLimiter(settings.redis_url)
         coverage = wiring.coverage_sources()
+        roster = wiring.roster_sources()
         app.state.services = Services(
             settings=settings,
             db=db,
@@ -65,11 +67,16 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             rate_limiter=rate_limiter,
             messaging=messaging_for(db, settings),
             coverage=coverage,
+            roster=roster,
             referral_created=wiring.referral_created_hooks(),
         )
         app.state.delivery_worker = (
             delivery_worker.start_in_process(
-                db, app.state.services.box, settings, wiring.periodic_jobs(coverage)
+                db,
+                app.state.services.box,
+                settings,
+                wiring.periodic_jobs(coverage, roster),
+                partial(wiring.delivery_transport, db),
             )
             if run_worker
             else None

@@ -3,14 +3,17 @@
 Each due job runs inside one write transaction together with its state change, so a crash
 mid-job rolls the whole job back and it runs again after the restart (at-least-once; the
 handlers are idempotent). A failing job is retried with exponential backoff and marked
-``failed`` after ``MAX_ATTEMPTS``. On PostgreSQL several workers claim with
-``FOR UPDATE SKIP LOCKED``; on SQLite the single writer serialises them.
+``failed`` after ``MAX_ATTEMPTS`` (at once when it raises ``GiveUp``); the ``gave_up`` hook
+it was run with is then called in the same transaction, so whoever waits for the job can be
+told (the sandbox tells the partner: ``sandbox.scenario_failed``). On PostgreSQL several
+workers claim with ``FOR UPDATE SKIP LOCKED``; on SQLite the single writer serialises them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,8 +34,33 @@ Handler = Callable[[AsyncConnection, dict[str, Any], datetime], Awaitable[None]]
 Handlers = Mapping[str, Handler]
 
 
+@dataclass(frozen=True)
+class FailedJob:
+    kind: str
+    payload: dict[str, Any]
+    referral_id: str | None
+    attempts: int
+    # Why, in words safe to show the job's owner: a NotReady or GiveUp message, else the
+    # exception's type only.
+    reason: str
+
+
+# Called in the transaction that marks a job failed for good.
+GaveUp = Callable[[AsyncConnection, FailedJob, datetime], Awaitable[None]]
+
+
 class NotReady(Exception):
     """The job cannot run yet (what it waits for has not happened); retry later."""
+
+
+class GiveUp(Exception):
+    """The job can never run (what it needs will not happen): fail it now."""
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, NotReady | GiveUp):
+        return str(exc)[:200] or type(exc).__name__
+    return f"internal error ({type(exc).__name__})"
 
 
 async def enqueue(
@@ -64,12 +92,12 @@ async def enqueue(
     return job_id
 
 
-async def _run_one(db: Database, now: datetime, handlers: Handlers) -> bool:
+async def _run_one(db: Database, now: datetime, handlers: Handlers, gave_up: GaveUp | None) -> bool:
     """Claim and run one due job; False when none is due."""
-    failure: tuple[str, int, str] | None = None
+    failure: Exception | None = None
     async with db.write() as conn:
         query = (
-            select(_jobs.c.id, _jobs.c.kind, _jobs.c.payload, _jobs.c.attempts)
+            select(_jobs.c.id, _jobs.c.kind, _jobs.c.payload, _jobs.c.referral_id, _jobs.c.attempts)
             .where(_jobs.c.state == "pending", _jobs.c.due_at <= now)
             .order_by(_jobs.c.due_at)
             .limit(1)
@@ -86,7 +114,7 @@ async def _run_one(db: Database, now: datetime, handlers: Handlers) -> bool:
             async with conn.begin_nested():
                 await fn(conn, dict(job.payload), now)
         except Exception as exc:  # the job fails, the loop goes on
-            failure = (job.id, job.attempts, type(exc).__name__)
+            failure = exc
         else:
             await conn.execute(
                 update(_jobs)
@@ -95,21 +123,33 @@ async def _run_one(db: Database, now: datetime, handlers: Handlers) -> bool:
             )
             log.info("job done", extra={"job_id": job.id, "kind": job.kind})
         if failure is not None:
-            job_id, attempts, error = failure
-            attempts += 1
-            state = "failed" if attempts >= MAX_ATTEMPTS else "pending"
+            attempts = job.attempts + 1
+            final = attempts >= MAX_ATTEMPTS or isinstance(failure, GiveUp)
+            error = type(failure).__name__
             await conn.execute(
                 update(_jobs)
-                .where(_jobs.c.id == job_id)
+                .where(_jobs.c.id == job.id)
                 .values(
-                    state=state,
+                    state="failed" if final else "pending",
                     attempts=attempts,
                     due_at=now + timedelta(seconds=min(2**attempts, 300)),
                     last_error=error[:200],
                     updated_at=utcnow(),
                 )
             )
-            log.warning("job failed", extra={"job_id": job_id, "error_type": error})
+            log.warning("job failed", extra={"job_id": job.id, "error_type": error})
+            if final and gave_up is not None:
+                failed = FailedJob(
+                    job.kind, dict(job.payload), job.referral_id, attempts, _reason(failure)
+                )
+                try:
+                    async with conn.begin_nested():
+                        await gave_up(conn, failed, now)
+                except Exception as exc:  # the job stays failed; its owner is not told
+                    log.warning(
+                        "job failure hook failed",
+                        extra={"job_id": job.id, "error_type": type(exc).__name__},
+                    )
     return True
 
 
@@ -124,12 +164,14 @@ async def any_due(db: Database, now: datetime) -> bool:
     return found is not None
 
 
-async def run_due(db: Database, *, handlers: Handlers, limit: int = 50) -> int:
+async def run_due(
+    db: Database, *, handlers: Handlers, gave_up: GaveUp | None = None, limit: int = 50
+) -> int:
     """Run up to ``limit`` due jobs, one transaction each; returns how many ran."""
     ran = 0
     now = utcnow()
     if not await any_due(db, now):
         return 0
-    while ran < limit and await _run_one(db, now, handlers):
+    while ran < limit and await _run_one(db, now, handlers, gave_up):
         ran += 1
     return ran

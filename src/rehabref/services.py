@@ -1,7 +1,7 @@
 """The long-lived objects one process shares between requests, built at start-up (edge).
 
-What varies by deployment or environment (coverage sources, referral-created hooks) is
-chosen in ``wiring.py``."""
+What varies by deployment or environment (coverage sources, physiotherapist rosters,
+referral-created hooks) is chosen in ``wiring.py``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from rehabref.db import Database
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.messaging import MessagingAdapter, SandboxMessaging
+from rehabref.matching.roster import RosterSources
 from rehabref.partners.auth import Authenticator
 from rehabref.rate_limiting import RateLimiter
 from rehabref.workflows.referral_created import ReferralCreated
@@ -28,6 +29,8 @@ class Services:
     rate_limiter: RateLimiter
     # Where each environment's HMO coverage facts come from.
     coverage: CoverageSources
+    # Where each environment's referrals find their physiotherapists.
+    roster: RosterSources
     # Run in the creating transaction of every referral (the sandbox's scenarios).
     referral_created: tuple[ReferralCreated, ...] = ()
     # Outbound patient messages; app start-up picks it from REHABREF_MESSAGING.

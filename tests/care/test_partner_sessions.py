@@ -45,8 +45,12 @@ def _run(client, op_headers, session_id, pain=(6, 3)):
 def world(client, make_partner, op_headers, physio, sql):
     """A g partner with two patients and four sessions in several states."""
     partner = make_partner(name="Clinic G", contract="g")
-    first = insert_referral(sql, partner_id=partner["partner_id"], phone=PHONE_A, area="Ikeja")
-    second = insert_referral(sql, partner_id=partner["partner_id"], phone=PHONE_B, area="Ikeja")
+    first = insert_referral(
+        sql, environment="live", partner_id=partner["partner_id"], phone=PHONE_A, area="Ikeja"
+    )
+    second = insert_referral(
+        sql, environment="live", partner_id=partner["partner_id"], phone=PHONE_B, area="Ikeja"
+    )
     physio_id = physio["physio_id"]
     s1 = _schedule(client, op_headers, first, physio_id, "2026-11-10T09:00:00Z")
     s2 = _schedule(client, op_headers, first, physio_id, "2026-11-17T09:00:00Z")
@@ -70,7 +74,7 @@ def _list(client, key, **params):
 
 def test_all_sessions_in_order_with_the_2_6_fields(client, world):
     s1, s2, s3, s4 = world["ids"]
-    body = _list(client, world["partner"]["keys"]["sk_test"])
+    body = _list(client, world["partner"]["keys"]["sk_live"])
     assert [item["session_id"] for item in body["sessions"]] == [s1, s2, s3, s4]
     first = body["sessions"][0]
     assert first == {
@@ -92,7 +96,7 @@ def test_all_sessions_in_order_with_the_2_6_fields(client, world):
 
 
 def test_each_filter(client, world):
-    key = world["partner"]["keys"]["sk_test"]
+    key = world["partner"]["keys"]["sk_live"]
     s1, s2, s3, s4 = world["ids"]
 
     def ids(**params):
@@ -143,8 +147,8 @@ def test_a_bad_date_filter_names_both_accepted_forms(client, partner):
 
 
 def test_scoped_to_partner_and_environment(client, world, partner):
-    assert _list(client, partner["keys"]["sk_test"])["sessions"] == []
-    assert _list(client, world["partner"]["keys"]["sk_live"])["sessions"] == []
+    assert _list(client, partner["keys"]["sk_live"])["sessions"] == []
+    assert _list(client, world["partner"]["keys"]["sk_test"])["sessions"] == []
     unauthenticated = client.get("/api/v1/partners/sessions")
     assert unauthenticated.status_code == 401
 
@@ -152,13 +156,18 @@ def test_scoped_to_partner_and_environment(client, world, partner):
 def test_v1_partners_get_no_clinical_fields(client, make_partner, op_headers, physio, sql):
     partner = make_partner(name="Employer V1", contract="v1")
     referral_id = insert_referral(
-        sql, partner_id=partner["partner_id"], shape="v1", area="Ikeja", reason="Back pain"
+        sql,
+        environment="live",
+        partner_id=partner["partner_id"],
+        shape="v1",
+        area="Ikeja",
+        reason="Back pain",
     )
     session_id = _schedule(
         client, op_headers, referral_id, physio["physio_id"], "2026-11-12T09:00:00Z"
     )
     _run(client, op_headers, session_id)
-    (item,) = _list(client, partner["keys"]["sk_test"])["sessions"]
+    (item,) = _list(client, partner["keys"]["sk_live"])["sessions"]
     assert item["status"] == "completed"
     for name in ("pain_score_before", "pain_score_after", "notes_summary"):
         assert name not in item

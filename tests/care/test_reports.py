@@ -63,6 +63,7 @@ def treated(client, make_partner, op_headers, physio, sql):
     partner = make_partner(name="Lagoon Hospital", contract="g")
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partner["partner_id"],
         first_name="Ọlábísí",
         last_name="Ògúnlèye",
@@ -119,7 +120,7 @@ def treated(client, make_partner, op_headers, physio, sql):
 
 
 def test_report_metrics_from_sessions_and_assessments(client, treated):
-    key = treated["partner"]["keys"]["sk_test"]
+    key = treated["partner"]["keys"]["sk_live"]
     response = client.get(f"/api/v1/partners/reports/{treated['referral_id']}", headers=auth(key))
     assert response.status_code == 200, response.text
     report = response.json()
@@ -146,7 +147,7 @@ def test_report_metrics_from_sessions_and_assessments(client, treated):
 
 
 def test_discharge_pdf_downloads_without_a_key_and_holds_the_summary(client, treated):
-    key = treated["partner"]["keys"]["sk_test"]
+    key = treated["partner"]["keys"]["sk_live"]
     report = client.get(f"/api/v1/partners/reports/{treated['referral_id']}", headers=auth(key))
     url = report.json()["discharge_summary_pdf_url"]
     assert url.startswith(str(client.base_url))
@@ -183,23 +184,25 @@ def test_forged_altered_and_expired_pdf_links_are_refused(client, treated):
 
 def test_v1_partners_get_403_and_other_partners_404(client, make_partner, treated, sql):
     v1 = make_partner(name="Employer", contract="v1")
-    v1_referral = insert_referral(sql, partner_id=v1["partner_id"], shape="v1", reason="Back")
+    v1_referral = insert_referral(
+        sql, environment="live", partner_id=v1["partner_id"], shape="v1", reason="Back"
+    )
     response = client.get(
-        f"/api/v1/partners/reports/{v1_referral}", headers=auth(v1["keys"]["sk_test"])
+        f"/api/v1/partners/reports/{v1_referral}", headers=auth(v1["keys"]["sk_live"])
     )
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "forbidden"
     other_g = make_partner(name="Other clinic", contract="g")
     response = client.get(
         f"/api/v1/partners/reports/{treated['referral_id']}",
-        headers=auth(other_g["keys"]["sk_test"]),
+        headers=auth(other_g["keys"]["sk_live"]),
     )
     assert response.status_code == 404
-    live = client.get(
+    other_environment = client.get(
         f"/api/v1/partners/reports/{treated['referral_id']}",
-        headers=auth(treated["partner"]["keys"]["sk_live"]),
+        headers=auth(treated["partner"]["keys"]["sk_test"]),
     )
-    assert live.status_code == 404
+    assert other_environment.status_code == 404
 
 
 def test_report_without_treatment_yet(client, make_partner, sql):

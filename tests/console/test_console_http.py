@@ -23,11 +23,11 @@ def console(server, operator):
         yield http
 
 
-def _referral(client, partner, **overrides):
+def _referral(client, partner, *, key="sk_test", **overrides):
     response = client.post(
         "/api/v1/partners/referrals",
         json=v1_referral(**overrides),
-        headers=auth(partner["keys"]["sk_test"], overrides.get("external_ref") or None),
+        headers=auth(partner["keys"][key], overrides.get("external_ref") or None),
     )
     assert response.status_code == 201, response.text
     return response.json()
@@ -163,7 +163,8 @@ def test_logout_also_ends_a_copied_session_cookie(server, operator):
 
 
 def test_record_a_remote_session_from_schedule_to_completion(console, client, partner, sql):
-    created = _referral(client, partner, external_ref="SESSION-1", route="contact")
+    # A live referral: the registry's physiotherapists are offered to live referrals only.
+    created = _referral(client, partner, key="sk_live", external_ref="SESSION-1", route="contact")
     rid = created["referral_id"]
     license_number = f"MRTB-{rid[-6:]}"
     physio = console.post(

@@ -1,4 +1,4 @@
-"""Backoff schedule, 24 h window, Retry-After, sandbox failures and leases, with an injected
+"""Backoff schedule, 24 h window, Retry-After and leases, with an injected
 clock and random source (no sleeps): a real worker, database and loopback receiver."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
-async def _seed(db: Database, partner_id: str, url: str, *, simulated: int = 0) -> str:
+async def _seed(db: Database, partner_id: str, url: str) -> str:
     async with db.write() as conn:
         (event_id,) = await record_events(
             conn,
@@ -53,7 +53,6 @@ async def _seed(db: Database, partner_id: str, url: str, *, simulated: int = 0) 
                     {"referral_id": "ref_x", "status": "booked"},
                     extra_targets=(url,),
                     only_extra_targets=True,
-                    simulated_failures=simulated,
                     occurred_at=T0,
                 )
             ],
@@ -170,43 +169,6 @@ def test_retry_after_is_honoured_on_429(db_url):
         receiver.stop()
 
 
-def test_simulated_failures_are_recorded_without_sending(db_url):
-    partner = onboard(db_url, name="Scenario5")
-    receiver = Receiver().start()
-
-    async def scenario() -> list[Any]:
-        db = Database(db_url)
-        clock = FakeClock(T0)
-        worker = _worker(db, clock)
-        try:
-            event_id = await _seed(db, partner["partner_id"], receiver.url, simulated=2)
-            for _ in range(3):
-                assert await worker.run_once() == 1
-                row = await _delivery(db, event_id)
-                clock.now = _utc(row.next_attempt_at)
-            async with db.read() as conn:
-                return list(
-                    await conn.execute(
-                        text(
-                            "SELECT status_code, error FROM delivery_attempts "
-                            "WHERE delivery_id = :d ORDER BY attempted_at"
-                        ),
-                        {"d": row.id},
-                    )
-                )
-        finally:
-            await worker.aclose()
-            await db.dispose()
-
-    try:
-        attempts = run(scenario())
-    finally:
-        receiver.stop()
-    assert [a.status_code for a in attempts] == [500, 500, 200]
-    assert "simulated" in attempts[0].error
-    assert len(receiver.received) == 1  # the simulated failures sent nothing
-
-
 def test_lease_blocks_other_claimers_until_it_expires(db_url):
     partner = onboard(db_url, name="Lease")
 
@@ -240,7 +202,7 @@ def test_lease_blocks_other_claimers_until_it_expires(db_url):
 def test_periodic_jobs_run_in_the_worker_loop(db_url):
     from rehabref import wiring
 
-    wired = wiring.periodic_jobs(wiring.coverage_sources())
+    wired = wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources())
     assert "idempotency.purge_expired" in wired
     assert "scheduled_jobs.run_due" in wired
     ran: list[str] = []

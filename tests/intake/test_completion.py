@@ -10,6 +10,7 @@ from sqlalchemy import text
 
 from rehabref.db import Database
 from rehabref.errors import ApiError
+from rehabref.wiring import roster_sources
 from rehabref.workflows.intake import intake_completed
 from tests.support.api import created
 from tests.support.operators import moved
@@ -22,6 +23,7 @@ def _complete(database_url, referral_id):
             async with db.write() as conn:
                 return await intake_completed(
                     conn,
+                    roster=roster_sources(),
                     referral_id=referral_id,
                     availability="weekday_evenings",
                     care_mode="remote",

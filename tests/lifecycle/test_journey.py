@@ -136,7 +136,9 @@ def test_patient_and_coordinator_journey_with_receiver(journey_env: dict[str, An
         assert detail["intake"]["availability"] == ["weekday_mornings", "weekends"]
         assert detail["intake"]["care_mode"] == "home_visit"
         assert detail["patient"]["area"] == "Allen"
-        assert detail["assigned_physio_id"] == physio_id
+        # A sandbox referral is matched from the partner's sandbox roster, never from the
+        # registry, even with a registry physiotherapist in the city (changed contract).
+        assert detail["assigned_physio_id"] not in (None, physio_id)
         moved(
             client,
             token,
@@ -195,6 +197,8 @@ def test_patient_and_coordinator_journey_with_receiver(journey_env: dict[str, An
         "paid",
         "closed",
     ]
+    matched = next(e for e in ordered if e["type"] == "provider.matched")
+    assert matched["data"]["physiotherapist"]["license_number"].startswith("SANDBOX-")
     payment = next(e for e in ordered if e["type"] == "payment.completed")
     assert payment["data"] == {
         "referral_id": referral_id,

@@ -24,6 +24,7 @@ from rehabref.matching.registry import create_physio
 from rehabref.matching.schemas import PhysioCreate
 from rehabref.matching.service import match_referral
 from rehabref.places import area_key, city_key
+from rehabref.wiring import roster_sources
 from tests.matching.conftest import REGISTRY_CSV
 from tests.support.care import events_of, insert_referral
 from tests.support.partners import onboard
@@ -74,7 +75,9 @@ async def db(registry_url) -> AsyncIterator[Database]:
 
 async def match(db: Database, referral_id: str, now: datetime | None = None) -> str | None:
     async with db.write() as conn:
-        return await match_referral(conn, referral_id=referral_id, now=now or utcnow())
+        return await match_referral(
+            conn, roster=roster_sources(), referral_id=referral_id, now=now or utcnow()
+        )
 
 
 def license_of(sql, physio_id: str) -> str:
@@ -98,6 +101,7 @@ def assert_best_of(chosen: dict, pool: list[dict], wanted: str, area: str) -> No
 async def test_back_pain_in_yaba_gets_a_musculoskeletal_physio_serving_yaba(db, sql, partners):
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partners["v1"]["partner_id"],
         shape="v1",
         city="Lagos",
@@ -137,6 +141,7 @@ async def test_serving_the_area_outweighs_an_exact_specialization_elsewhere(db, 
     ]
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partners["v1"]["partner_id"],
         shape="v1",
         city="Ikeja",  # an area written as the city resolves to Lagos / Ikeja
@@ -152,6 +157,7 @@ async def test_serving_the_area_outweighs_an_exact_specialization_elsewhere(db, 
 async def test_stroke_in_abuja_gets_a_neuro_physio_and_g_partners_get_the_phone(db, sql, partners):
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partners["g"]["partner_id"],
         city="Abuja FCT",
         area="Maitama",
@@ -170,6 +176,7 @@ async def test_stroke_in_abuja_gets_a_neuro_physio_and_g_partners_get_the_phone(
 async def test_remote_care_in_port_harcourt_alias_gets_a_remote_physio(db, sql, partners):
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partners["v1"]["partner_id"],
         shape="v1",
         city="PH",
@@ -189,6 +196,7 @@ async def test_remote_care_in_port_harcourt_alias_gets_a_remote_physio(db, sql, 
 async def test_the_patients_intake_answer_overrides_the_referral_care_mode(db, sql, partners):
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partners["v1"]["partner_id"],
         shape="v1",
         city="Ibadan",
@@ -212,6 +220,7 @@ async def test_the_patients_intake_answer_overrides_the_referral_care_mode(db, s
 async def test_no_physio_in_the_city_opens_one_unmatched_task(db, sql, partners):
     referral_id = insert_referral(
         sql,
+        environment="live",
         partner_id=partners["v1"]["partner_id"],
         shape="v1",
         city="Kano",
@@ -255,7 +264,9 @@ async def test_weekly_capacity_is_respected_and_released_by_cancellation(db, sql
     partner_id = partners["v1"]["partner_id"]
 
     def referral() -> str:
-        return insert_referral(sql, partner_id=partner_id, shape="v1", city="Abeokuta")
+        return insert_referral(
+            sql, environment="live", partner_id=partner_id, shape="v1", city="Abeokuta"
+        )
 
     first_ref = referral()
     assert await match(db, first_ref) == top
@@ -275,7 +286,9 @@ async def test_ties_break_on_license_number_and_inactive_physios_are_skipped(db,
     winner = await _physio(db, license_number=f"ENU-A-{suffix}", city="Enugu", rating=4.5)
     inactive = await _physio(db, city="Enugu", rating=5.0, active=False)
     partner_id = partners["v1"]["partner_id"]
-    referral_id = insert_referral(sql, partner_id=partner_id, shape="v1", city="Enugu")
+    referral_id = insert_referral(
+        sql, environment="live", partner_id=partner_id, shape="v1", city="Enugu"
+    )
     chosen = await match(db, referral_id)
     assert chosen == winner != inactive
     # Matching again keeps the assignment and writes no second event.
@@ -291,6 +304,7 @@ async def test_match_time_on_the_realistic_registry(db, sql, partners):
     for index in range(100):
         referral_id = insert_referral(
             sql,
+            environment="live",
             partner_id=partners["v1"]["partner_id"],
             shape="v1",
             city="Lagos",

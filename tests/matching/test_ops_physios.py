@@ -108,13 +108,15 @@ def test_match_endpoint_assigns_or_queues(client, op_headers, partner, sql, city
     physio_id = client.post(
         PATH, json=physio_body(city=city, weekly_capacity=1), headers=op_headers
     ).json()["physio_id"]
-    first = insert_referral(sql, partner_id=partner["partner_id"], city=city, reason="Knee pain")
+    first = insert_referral(
+        sql, environment="live", partner_id=partner["partner_id"], city=city, reason="Knee pain"
+    )
     matched = client.post(f"/api/v1/ops/referrals/{first}/match", headers=op_headers).json()
     assert matched["matched"] is True and matched["physio_id"] == physio_id
     assert matched["matched_at"].endswith("Z")
     assert len(events_of(sql, first, "provider.matched")) == 1
 
-    second = insert_referral(sql, partner_id=partner["partner_id"], city=city)
+    second = insert_referral(sql, environment="live", partner_id=partner["partner_id"], city=city)
     full = client.post(f"/api/v1/ops/referrals/{second}/match", headers=op_headers).json()
     assert full == {"referral_id": second, "matched": False, "physio_id": None, "matched_at": None}
     assert (

@@ -1,22 +1,38 @@
-"""Sandbox scenarios 1, 2, 3 and 5 end to end: a real server with its worker, a real receiver.
+"""The five test phones end to end, as a new partner meets them: a freshly migrated database
+with no physiotherapist in it and no operator action, a real server with its worker, and a
+real receiver per partner that verifies signatures, refuses timestamps over five minutes old
+and processes each event_id once (tests/sandbox/receiver.py). Both shapes: V1 with
+``route: assistant`` (to a registered webhook endpoint) and G (to its callback_url).
 
-Scenario 4 (eligibility 400) is in tests/eligibility. Measured delays are printed (-s) and
-reported, never asserted: the scenario targets (5 s, 10 s) are not timing tests.
+Timing bounds are the spec's (phone 1 within 5 s, phone 2 within 10 s) plus ``SLACK`` for
+a shared machine; each test waits on the receiver, never a fixed sleep. Measured times are
+printed (``-s``) and reported in docs/sandbox.md.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import time
-from datetime import UTC, datetime
+import uuid
+from types import SimpleNamespace
+from typing import Any
 
 import httpx
 import pytest
 from sqlalchemy import create_engine, insert, text
 
 from rehabref.db import sync_url
-from rehabref.ids import new_id
+from rehabref.sandbox.replay_transport import (
+    NOTE_FIRST,
+    NOTE_RETRY,
+    NOTE_SIMULATED,
+    NOTE_STALE,
+    STALE_BY,
+)
+from rehabref.sandbox.roster import roster_rows
+from rehabref.sandbox.scenarios import NOBODY_FITS
 from rehabref.tables import metadata
 from tests.conftest import auth
 from tests.sandbox.receiver import Receiver
@@ -27,60 +43,78 @@ from tests.support.payloads import v1_referral
 from tests.support.server import ServerProcess
 
 PATH = "/api/v1/partners/referrals"
+EVENTS = "/api/v1/partners/events"
+SHAPES = ("v1", "g")
+SLACK = 10.0
 
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """A fresh database, one physiotherapist in Lagos, a server with its worker, a receiver."""
+    """A fresh database (no physiotherapists), a V1 and a G partner, each with a correct
+    receiver, and a server with its worker."""
     with fresh_database(tmp_path_factory.mktemp("scenario-db")) as url:
         engine = create_engine(sync_url(url))
-        now = datetime.now(UTC)
-        with engine.begin() as conn:
-            conn.execute(
-                insert(metadata.tables["physiotherapists"]),
-                {
-                    "id": new_id("phy"),
-                    "name": "Sandbox Physio",
-                    "license_number": "MRTB-SBX-0001",
-                    "specializations": ["orthopaedic"],
-                    "rating": 4.7,
-                    "phone": "+2348030000009",
-                    "city": "Lagos",
-                    "city_key": "lagos",
-                    "areas": ["surulere"],
-                    "modalities": ["home_visit", "in_clinic"],
-                    "weekly_capacity": 100,
-                    "active": True,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
-        partner = onboard(url, name="Scenario Clinic", contract="g")
+        partners = {
+            "v1": onboard(url, name="Scenario Clinic V1", contract="v1"),
+            "g": onboard(url, name="Scenario Clinic G", contract="g"),
+        }
         log = tmp_path_factory.mktemp("scenario-logs") / "server.log"
-        server = ServerProcess(url, log, REHABREF_WEBHOOK_RETRY_BASE_SECONDS="1").start()
-        state = {"url": url, "engine": engine, "partner": partner, "server": server, "log": log}
+        server = ServerProcess(url, log).start()
+        state = {"url": url, "engine": engine, "partners": partners, "server": server, "log": log}
         try:
-            with Receiver() as receiver, httpx.Client(base_url=server.base_url, timeout=30) as http:
-                yield {**state, "receiver": receiver, "http": http, "state": state}
+            with (
+                Receiver(partners["v1"]["keys"]["whsec_test"]) as v1_receiver,
+                Receiver(partners["g"]["keys"]["whsec_test"]) as g_receiver,
+                httpx.Client(base_url=server.base_url, timeout=30) as http,
+            ):
+                registered = http.post(
+                    "/api/v1/partners/webhook-endpoints",
+                    json={"url": v1_receiver.url},
+                    headers=auth(partners["v1"]["keys"]["sk_test"]),
+                )
+                assert registered.status_code == 201, registered.text
+                yield {
+                    **state,
+                    "receivers": {"v1": v1_receiver, "g": g_receiver},
+                    "http": http,
+                    "state": state,
+                }
         finally:
             state["server"].stop()
             engine.dispose()
 
 
-def _create(world, scenario):
-    phone = world["partner"]["sandbox"]["test_phones"][scenario - 1]
-    body = g_referral(callback_url=world["receiver"].url)
-    body["patient"]["phone"] = phone
+def _key(world, shape: str, kind: str = "sk_test") -> str:
+    return str(world["partners"][shape]["keys"][kind])
+
+
+def _create(world, shape: str, phone_number: int, **patient: Any) -> tuple[dict[str, Any], float]:
+    phone = world["partners"][shape]["sandbox"]["test_phones"][phone_number - 1]
+    if shape == "g":
+        body = g_referral(callback_url=world["receivers"]["g"].url)
+        headers = auth(_key(world, "g"))
+    else:
+        body = v1_referral(route="assistant")
+        headers = auth(_key(world, "v1"), f"scenario-{uuid.uuid4().hex}")
+    body["patient"].update(phone=phone, **patient)
     started = time.monotonic()
-    response = world["http"].post(
-        PATH, json=body, headers=auth(world["partner"]["keys"]["sk_test"])
-    )
+    response = world["http"].post(PATH, json=body, headers=headers)
     assert response.status_code == 201, response.text
     return response.json(), started
 
 
-def _verify_signature(world, delivery):
-    secret = world["partner"]["keys"]["whsec_test"]
+def _arrival(world, shape, created, event_type, started, *, phone: int) -> dict[str, Any]:
+    receiver = world["receivers"][shape]
+    delivery = receiver.wait_for(created["referral_id"], event_type)
+    seconds = delivery["at"] - started
+    print(f"\nsandbox timing: shape={shape} phone={phone} {event_type} {seconds:.2f} s")
+    _verify_signature(world, shape, delivery)
+    delivery["seconds"] = seconds
+    return delivery
+
+
+def _verify_signature(world, shape, delivery) -> None:
+    secret = world["partners"][shape]["keys"]["whsec_test"]
     headers = delivery["headers"]
     signed = f"{headers['x-service-timestamp']}.".encode() + delivery["raw"]
     expected = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
@@ -88,38 +122,46 @@ def _verify_signature(world, delivery):
     assert headers["x-service-event-id"] == delivery["body"]["event_id"]
 
 
-def test_scenario_1_intake_completes(world):
-    created, started = _create(world, 1)
-    delivery = world["receiver"].wait_for(created["referral_id"], "patient.intake_completed")
-    print(f"\nscenario 1: patient.intake_completed after {delivery['at'] - started:.2f} s")
-    _verify_signature(world, delivery)
-    assert delivery["body"]["data"]["tracking_code"] == created["tracking_code"]
+@pytest.mark.parametrize("shape", SHAPES)
+def test_phone_1_intake_completes_within_5_seconds(world, shape):
+    created, started = _create(world, shape, 1)
+    delivery = _arrival(world, shape, created, "patient.intake_completed", started, phone=1)
+    assert delivery["seconds"] < 5 + SLACK
+    data = delivery["body"]["data"]
+    assert data["intake_status"] == "completed"
+    if shape == "g":
+        assert data["tracking_code"] == created["tracking_code"]
+    else:
+        assert data["external_ref"] == created["external_ref"]
 
 
-def test_scenario_2_provider_matched(world):
-    created, started = _create(world, 2)
-    delivery = world["receiver"].wait_for(created["referral_id"], "provider.matched")
-    print(f"\nscenario 2: provider.matched after {delivery['at'] - started:.2f} s")
-    _verify_signature(world, delivery)
-    record = (
-        world["http"]
-        .get(
-            f"{PATH}/{created['tracking_code']}", headers=auth(world["partner"]["keys"]["sk_test"])
-        )
-        .json()
-    )
-    assert record["current_status"] == "matched"
-    assert record["assigned_physiotherapist"]["licenseNumber"] == "MRTB-SBX-0001"
+@pytest.mark.parametrize("shape", SHAPES)
+def test_phone_2_provider_matched_within_10_seconds_from_the_sandbox_roster(world, shape):
+    created, started = _create(world, shape, 2)
+    delivery = _arrival(world, shape, created, "provider.matched", started, phone=2)
+    assert delivery["seconds"] < 10 + SLACK
+    physio = delivery["body"]["data"]["physiotherapist"]
+    assert physio["license_number"].startswith("SANDBOX-")
+    assert physio["name"].endswith("(sandbox)")
+    assert ("phone" in physio) is (shape == "g")  # data boundary as for live referrals
+    record = world["http"].get(f"{PATH}/{created['referral_id']}", headers=auth(_key(world, shape)))
+    assert record.status_code == 200, record.text
+    if shape == "g":
+        assert record.json()["current_status"] == "matched"
+        assert record.json()["assigned_physiotherapist"]["licenseNumber"].startswith("SANDBOX-")
 
 
-def test_scenario_3_session_completed_with_sessions_report_and_pdf(world):
-    created, started = _create(world, 3)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_phone_3_session_completed_listed_reported_and_pdf(world, shape):
+    created, started = _create(world, shape, 3)
     referral_id = created["referral_id"]
-    delivery = world["receiver"].wait_for(referral_id, "session.completed")
-    print(f"\nscenario 3: session.completed after {delivery['at'] - started:.2f} s")
-    gps = delivery["body"]["data"]["gps_check_in"]
+    delivery = _arrival(world, shape, created, "session.completed", started, phone=3)
+    assert delivery["seconds"] < 5 + 2 * SLACK
+    data = delivery["body"]["data"]
+    gps = data["gps_check_in"]
     assert (gps["verified"], gps["method"]) == (True, "scheduled_location")
-    key = world["partner"]["keys"]["sk_test"]
+    assert re.fullmatch(r"INV-\d{6}-[0-9A-Z]{6}-T\d{4}", data["invoice_reference"])  # sandbox
+    key = _key(world, shape)
     http = world["http"]
     sessions = http.get(
         "/api/v1/partners/sessions", params={"referral_id": referral_id}, headers=auth(key)
@@ -129,9 +171,16 @@ def test_scenario_3_session_completed_with_sessions_report_and_pdf(world):
     assert listing["total_sessions"] == 1
     session = listing["sessions"][0]
     assert session["status"] == "completed"
-    assert (session["pain_score_before"], session["pain_score_after"]) == (7, 3)
     report = http.get(f"/api/v1/partners/reports/{referral_id}", headers=auth(key))
+    if shape == "v1":
+        assert "clinical_summary" not in data  # no clinical content for v1 partners
+        assert report.status_code == 403
+        return
+    summary = data["clinical_summary"]
+    assert (summary["pain_score_before"], summary["pain_score_after"]) == (7, 3)
+    assert (session["pain_score_before"], session["pain_score_after"]) == (7, 3)
     assert report.status_code == 200, report.text
+    assert report.json()["sessions_summary"]["completed"] == 1
     pdf = httpx.get(report.json()["discharge_summary_pdf_url"], timeout=60)
     assert pdf.status_code == 200
     assert pdf.content.startswith(b"%PDF")
@@ -141,50 +190,119 @@ def test_scenario_3_session_completed_with_sessions_report_and_pdf(world):
     assert record["last_session_at"] is not None
 
 
-def test_scenario_5_first_delivery_fails_then_is_delivered_again(world):
-    created, started = _create(world, 5)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_phone_4_eligibility_is_400_ineligible(world, shape):
+    phone = world["partners"][shape]["sandbox"]["test_phones"][3]
+    response = world["http"].post(
+        "/api/v1/partners/eligibility",
+        json={"policy_number": "ANY-123", "member_phone": phone, "hmo_code": "AXA_MANSARD"},
+        headers=auth(_key(world, shape)),
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["status"] == "ineligible"
+
+
+def _delivery_log(world, shape, event_id) -> dict[str, Any]:
+    response = world["http"].get(f"{EVENTS}/{event_id}", headers=auth(_key(world, shape)))
+    assert response.status_code == 200, response.text
+    (delivery,) = response.json()["deliveries"]
+    return dict(delivery)
+
+
+def _wait_for_log(world, shape, event_id, *, timeout: float = 60.0) -> dict[str, Any]:
+    """The delivery once the worker has recorded its send (it records after the receiver
+    answered all three copies)."""
+    deadline = time.monotonic() + timeout
+    delivery = _delivery_log(world, shape, event_id)
+    while delivery["state"] == "pending" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        delivery = _delivery_log(world, shape, event_id)
+    return delivery
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_phone_5_a_correct_receiver_accepts_each_event_once(world, shape):
+    created, started = _create(world, shape, 5)
     referral_id = created["referral_id"]
-    receiver = world["receiver"]
-    for event_type in ("referral.created", "patient.intake_completed"):
-        delivery = receiver.wait_for(referral_id, event_type)
-        print(f"\nscenario 5: {event_type} delivered after {delivery['at'] - started:.2f} s")
-    # The receiver has the retry before the worker commits its record of the 200: wait for it.
-    by_type: dict[str, list[int]] = {}
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        with world["engine"].connect() as conn:
-            attempts = conn.execute(
-                text(
-                    "SELECT e.type, a.status_code FROM delivery_attempts a "
-                    "JOIN deliveries d ON d.id = a.delivery_id "
-                    "JOIN events e ON e.id = d.event_id "
-                    "WHERE e.referral_id = :r ORDER BY e.type, a.attempted_at"
-                ),
+    receiver = world["receivers"][shape]
+    last = _arrival(world, shape, created, "provider.matched", started, phone=5)
+    assert last["seconds"] < 5 + SLACK
+    listed = world["http"].get(
+        EVENTS, params={"referral_id": referral_id}, headers=auth(_key(world, shape))
+    )
+    assert listed.status_code == 200, listed.text
+    events = listed.json()["data"]
+    types = {event["type"] for event in events}
+    assert {"referral.created", "patient.intake_completed", "provider.matched"} <= types
+    for event in events:
+        delivery = _wait_for_log(world, shape, event["event_id"])
+        attempts = delivery["attempts"]
+        assert [a["status_code"] for a in attempts] == [200, 500, 200, 401], event["type"]
+        assert [a["note"] for a in attempts] == [NOTE_FIRST, NOTE_SIMULATED, NOTE_RETRY, NOTE_STALE]
+        assert "simulated" in attempts[1]["error"]
+        assert attempts[3]["error"] is None  # refused, as a correct receiver does
+        assert (delivery["state"], delivery["attempt_count"]) == ("succeeded", 4)
+        assert delivery["last_status_code"] == 200
+        # The receiver saw three copies of the event, processed exactly one.
+        copies = receiver.copies(event["event_id"])
+        assert [c["answered"] for c in copies] == [200, 200, 401]
+        assert [c["processed"] for c in copies] == [True, False, False]
+        first, retry, stale = (int(c["headers"]["x-service-timestamp"]) for c in copies)
+        assert retry >= first  # re-signed for the time of the retry
+        assert first - stale >= STALE_BY.total_seconds() - 1
+        assert len({c["headers"]["x-service-signature"] for c in copies}) >= 2
+        assert {c["raw"] for c in copies} == {copies[0]["raw"]}
+    print(f"\nsandbox timing: shape={shape} phone=5 events={len(events)} each sent as 3 copies")
+
+
+def test_other_test_phones_get_one_ordinary_copy(world):
+    """(Live deliveries never reach the phone-5 transport: tests/sandbox/test_replay_transport
+    covers a live referral with that phone, which needs no https receiver there.)"""
+    created, started = _create(world, "g", 1)
+    _arrival(world, "g", created, "patient.intake_completed", started, phone=1)
+    listed = world["http"].get(
+        EVENTS, params={"referral_id": created["referral_id"]}, headers=auth(_key(world, "g"))
+    )
+    for event in listed.json()["data"]:
+        delivery = _wait_for_log(world, "g", event["event_id"])
+        assert [a["note"] for a in delivery["attempts"]] == [None]
+        assert len(world["receivers"]["g"].copies(event["event_id"])) == 1
+
+
+def test_a_step_that_cannot_run_is_reported_to_the_partner(world):
+    """Issue 18 item 3: never a silent `failed` in a table the partner cannot see."""
+    partner = world["partners"]["g"]
+    client, sql = world["http"], world["engine"]
+    city = f"Nowhere {uuid.uuid4().hex[:6]}"
+    # The partner's sandbox roster for this city exists, but nobody in it is active.
+    place = SimpleNamespace(partner_id=partner["partner_id"], patient_city=city, patient_area=None)
+    with sql.begin() as conn:
+        rows = [{**row, "active": False} for row in roster_rows(place)]
+        conn.execute(insert(metadata.tables["physiotherapists"]), rows)
+    receiver = world["receivers"]["g"]
+    body = g_referral(callback_url=receiver.url)
+    body["patient"].update(phone=partner["sandbox"]["test_phones"][1], city=city)
+    created = client.post(PATH, json=body, headers=auth(partner["keys"]["sk_test"]))
+    assert created.status_code == 201, created.text
+    referral_id = created.json()["referral_id"]
+    told = receiver.wait_for(referral_id, "sandbox.scenario_failed")
+    data = told["body"]["data"]
+    assert (data["scenario"], data["step"], data["reason"]) == (2, "match", NOBODY_FITS)
+    assert data["tracking_code"] == created.json()["tracking_code"]
+    listed = client.get(
+        EVENTS,
+        params={"referral_id": referral_id, "type": "sandbox.scenario_failed"},
+        headers=auth(partner["keys"]["sk_test"]),
+    )
+    assert [event["event_id"] for event in listed.json()["data"]] == [told["body"]["event_id"]]
+    with sql.connect() as conn:
+        states = dict(
+            conn.execute(
+                text("SELECT kind, state FROM scheduled_jobs WHERE referral_id = :r"),
                 {"r": referral_id},
             ).all()
-        by_type = {}
-        for event_type, status in attempts:
-            by_type.setdefault(event_type, []).append(status)
-        if all(
-            len(by_type.get(t, [])) >= 2 for t in ("referral.created", "patient.intake_completed")
-        ):
-            break
-        time.sleep(0.1)
-    assert by_type["referral.created"][:2] == [500, 200]
-    assert by_type["patient.intake_completed"][:2] == [500, 200]
-    # The receiver saw each event once (the 500 was simulated) under a stable event id.
-    created_events = receiver.events(referral_id, "referral.created")
-    assert len({item["body"]["event_id"] for item in created_events}) == 1
-    # The partner sees the failed attempt and the retry in its delivery log.
-    event_id = created_events[0]["body"]["event_id"]
-    log = world["http"].get(
-        f"/api/v1/partners/events/{event_id}", headers=auth(world["partner"]["keys"]["sk_test"])
-    )
-    assert log.status_code == 200, log.text
-    (delivery,) = log.json()["deliveries"]
-    codes = [attempt["status_code"] for attempt in delivery["attempts"]]
-    assert codes[:2] == [500, 200]
-    assert "simulated" in delivery["attempts"][0]["error"]
+        )
+    assert states == {"sandbox.intake": "done", "sandbox.match": "failed"}
 
 
 def test_scenario_jobs_survive_a_restart(world, tmp_path):
@@ -193,13 +311,11 @@ def test_scenario_jobs_survive_a_restart(world, tmp_path):
     world["state"]["server"].stop()  # no worker anywhere now
     quiet = ServerProcess(url, tmp_path / "quiet.log").start("--no-worker")
     try:
-        phone = world["partner"]["sandbox"]["test_phones"][0]
-        body = g_referral(callback_url=world["receiver"].url)
+        phone = world["partners"]["g"]["sandbox"]["test_phones"][0]
+        body = g_referral(callback_url=world["receivers"]["g"].url)
         body["patient"]["phone"] = phone
         with httpx.Client(base_url=quiet.base_url, timeout=30) as http:
-            created = http.post(
-                PATH, json=body, headers=auth(world["partner"]["keys"]["sk_test"])
-            ).json()
+            created = http.post(PATH, json=body, headers=auth(_key(world, "g"))).json()
         time.sleep(2)  # past the job's due time, with no worker to run it
     finally:
         quiet.stop()
@@ -207,22 +323,20 @@ def test_scenario_jobs_survive_a_restart(world, tmp_path):
     with world["engine"].connect() as conn:
         before = [tuple(row) for row in conn.execute(query, {"r": created["referral_id"]})]
     assert before == [("sandbox.intake", "pending")]
-    restarted = ServerProcess(url, world["log"], REHABREF_WEBHOOK_RETRY_BASE_SECONDS="1")
+    restarted = ServerProcess(url, world["log"])
     world["state"]["server"] = restarted.start()
-    world["receiver"].wait_for(created["referral_id"], "patient.intake_completed")
+    world["http"].base_url = httpx.URL(restarted.base_url)
+    world["receivers"]["g"].wait_for(created["referral_id"], "patient.intake_completed")
     with world["engine"].connect() as conn:
         after = [tuple(row) for row in conn.execute(query, {"r": created["referral_id"]})]
     assert after == [("sandbox.intake", "done")]
 
 
 def test_live_keys_run_no_scenarios(world):
-    phone = world["partner"]["sandbox"]["test_phones"][0]
+    phone = world["partners"]["g"]["sandbox"]["test_phones"][0]
     body = g_referral()
     body["patient"]["phone"] = phone
-    server = world["state"]["server"]  # restarted by the previous test
-    response = httpx.post(
-        f"{server.base_url}{PATH}", json=body, headers=auth(world["partner"]["keys"]["sk_live"])
-    )
+    response = world["http"].post(PATH, json=body, headers=auth(_key(world, "g", "sk_live")))
     assert response.status_code == 201
     with world["engine"].connect() as conn:
         jobs = conn.execute(
@@ -233,27 +347,16 @@ def test_live_keys_run_no_scenarios(world):
 
 
 def test_v1_referrals_with_test_phones_run_their_scenario(world):
-    body = v1_referral(route="assistant")
-    body["patient"]["phone"] = world["partner"]["sandbox"]["test_phones"][1]
-    server = world["state"]["server"]
-    response = httpx.post(
-        f"{server.base_url}{PATH}",
-        json=body,
-        headers=auth(world["partner"]["keys"]["sk_test"], "v1-scenario-2"),
-    )
-    assert response.status_code == 201, response.text
-    referral_id = response.json()["referral_id"]
-    deadline = time.monotonic() + 30
-    types: list[str] = []
-    while time.monotonic() < deadline and "provider.matched" not in types:
-        with world["engine"].connect() as conn:
-            types = list(
-                conn.execute(
-                    text("SELECT type FROM events WHERE referral_id = :r ORDER BY id"),
-                    {"r": referral_id},
-                ).scalars()
-            )
-        time.sleep(0.2)
+    created, _ = _create(world, "v1", 2)
+    referral_id = created["referral_id"]
+    world["receivers"]["v1"].wait_for(referral_id, "provider.matched")
+    with world["engine"].connect() as conn:
+        types = list(
+            conn.execute(
+                text("SELECT type FROM events WHERE referral_id = :r ORDER BY id"),
+                {"r": referral_id},
+            ).scalars()
+        )
     assert types[:2] == ["referral.created", "assistant.started"]
     assert "patient.intake_completed" in types
     assert "provider.matched" in types

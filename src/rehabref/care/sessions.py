@@ -91,9 +91,18 @@ async def schedule_session(
             {"physio_id": "The referral has no assigned physiotherapist; match it or send one."}
         )
     physio = (
-        await conn.execute(select(_physios.c.active).where(_physios.c.id == physio_id))
+        await conn.execute(
+            select(_physios.c.active, _physios.c.environment, _physios.c.partner_id).where(
+                _physios.c.id == physio_id
+            )
+        )
     ).first()
-    if physio is None or not physio.active:
+    # The live registry for live referrals, the partner's own sandbox roster for test ones.
+    in_roster = physio is not None and (
+        physio.environment == referral.environment
+        and physio.partner_id in (None, referral.partner_id)
+    )
+    if physio is None or not in_roster or not physio.active:
         raise _invalid({"physio_id": "No active physiotherapist with this identifier."})
     last = (
         await conn.execute(

@@ -16,11 +16,13 @@ async def run_standalone(settings: Any) -> None:
     """``rehabref worker``: run until SIGTERM/SIGINT, then finish the batch and release."""
     db = Database(settings.database_url, pool_size=4)
     box = SecretBox(await load_secret_key(db, settings.secret_key))
+    config = config_from(settings)
     worker = DeliveryWorker(
         db,
         box,
-        config_from(settings),
-        periodic=wiring.periodic_jobs(wiring.coverage_sources()),
+        config,
+        periodic=wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources()),
+        transport=wiring.delivery_transport(db, config),
     )
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -16,6 +16,7 @@ from rehabref.console import queries
 from rehabref.console.render import page
 from rehabref.console.session import Signed
 from rehabref.db import table
+from rehabref.matching.roster import in_scope
 from rehabref.ops.service import history as transitions_of
 from rehabref.referrals.transitions import ALLOWED, APPOINTMENT_MODES
 from rehabref.services import services_of
@@ -37,10 +38,13 @@ async def sessions_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]
     return list((await conn.execute(query)).all())
 
 
-async def active_physios(conn: AsyncConnection) -> list[Row[Any]]:
+async def active_physios(conn: AsyncConnection, referral: Row[Any]) -> list[Row[Any]]:
+    """Who a session of this referral may be booked with: the live registry for a live
+    referral, the partner's sandbox roster for a test one."""
+    scope = in_scope(environment=referral.environment, partner_id=referral.partner_id)
     query: Any = (
         select(_physios.c.id, _physios.c.name, _physios.c.city)
-        .where(_physios.c.active.is_(True))
+        .where(scope, _physios.c.active.is_(True))
         .order_by(_physios.c.name)
         .limit(200)
     )
@@ -79,7 +83,7 @@ async def render_referral(
         events = await queries.events_with_deliveries(conn, referral_id)
         tasks = await queries.tasks_of(conn, referral_id)
         sessions = await sessions_of(conn, referral_id)
-        physios = await active_physios(conn)
+        physios = await active_physios(conn, row)
     moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
     return page(
         "referral",

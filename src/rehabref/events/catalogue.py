@@ -22,6 +22,7 @@ EventType = Literal[
     "patient.intake_completed",
     "provider.matched",
     "session.completed",
+    "sandbox.scenario_failed",
 ]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
@@ -36,6 +37,7 @@ DESCRIPTIONS: dict[str, str] = {
     "patient.intake_completed": "the patient's intake completes",
     "provider.matched": "a physiotherapist is matched",
     "session.completed": "a treatment session is completed",
+    "sandbox.scenario_failed": "a step of a sandbox test-phone scenario could not run (test keys)",
 }
 
 # Keys that carry clinical content. They are removed, at any depth, from every event written

@@ -120,6 +120,7 @@ async def deliveries_of(conn: AsyncConnection, *, event_id: str) -> list[dict[st
                 "latency_ms": attempt.latency_ms,
                 "error": attempt.error,
                 "response_excerpt": attempt.response_excerpt,
+                "note": attempt.note,
             }
         )
     for item in result:
@@ -152,9 +153,7 @@ async def redeliver(conn: AsyncConnection, *, event: Row[Any]) -> list[dict[str,
     for (url,) in earlier:
         targets.setdefault(url, None)
     now = utcnow()
-    rows = [
-        delivery_row(event.id, endpoint_id, url, now, 0) for url, endpoint_id in targets.items()
-    ]
+    rows = [delivery_row(event.id, endpoint_id, url, now) for url, endpoint_id in targets.items()]
     if rows:
         await conn.execute(insert(_deliveries), rows)
     return [{"delivery_id": row["id"], "target_url": row["target_url"]} for row in rows]

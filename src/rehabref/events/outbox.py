@@ -116,7 +116,6 @@ def _fan_out_statement() -> Statement:
         literal_column("'pending'", String),
         constant(0),
         when,
-        bindparam("simulated_failures", type_=Integer),
         when,
     ).select_from(subscribed)
     columns = [
@@ -127,7 +126,6 @@ def _fan_out_statement() -> Statement:
         "state",
         "attempt_count",
         "next_attempt_at",
-        "simulated_failures",
         "created_at",
     ]
     return Statement(insert(_deliveries).from_select(columns, rows))
@@ -143,8 +141,6 @@ class NewEvent:
     referral_id: str | None = None
     # Targets beyond the partner's registered endpoints (a Shape G callback_url).
     extra_targets: tuple[str, ...] = ()
-    # Sandbox scenario 5: the first N attempts of each delivery answer a simulated HTTP 500.
-    simulated_failures: int = 0
     occurred_at: datetime | None = field(default=None)
     # Deliver to ``extra_targets`` only, not to registered endpoints (sandbox trigger).
     only_extra_targets: bool = False
@@ -225,12 +221,10 @@ async def record_events(
                     "id_stem": ids.new_id_block("dlv"),
                     "event_id": event_id,
                     "when": when,
-                    "simulated_failures": item.simulated_failures,
                 }
             )
         delivery_rows.extend(
-            delivery_row(event_id, endpoint_id, url, when, item.simulated_failures)
-            for endpoint_id, url in targets
+            delivery_row(event_id, endpoint_id, url, when) for endpoint_id, url in targets
         )
     await execute_many(conn, _INSERT_EVENTS, event_rows)
     await execute_many(conn, _INSERT_DELIVERIES, delivery_rows)
@@ -249,7 +243,7 @@ async def record_event(
 
 
 def delivery_row(
-    event_id: str, endpoint_id: str | None, url: str, when: datetime, simulated_failures: int
+    event_id: str, endpoint_id: str | None, url: str, when: datetime
 ) -> dict[str, Any]:
     return {
         "id": new_id("dlv"),
@@ -261,7 +255,6 @@ def delivery_row(
         "next_attempt_at": when,
         "claimed_until": None,
         "claimed_by": None,
-        "simulated_failures": simulated_failures,
         "last_status_code": None,
         "created_at": when,
         "completed_at": None,

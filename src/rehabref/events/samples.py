@@ -104,6 +104,13 @@ def sample_data(
                 "notes_summary": "Improved lumbar flexion; continue home exercise programme.",
             },
         },
+        "sandbox.scenario_failed": {
+            "status": "assistant_started",
+            "scenario": 3,
+            "step": "session",
+            "attempts": 6,
+            "reason": "no physiotherapist assigned yet",
+        },
     }
     if contract == "g":
         extras["provider.matched"]["physiotherapist"]["phone"] = "+2348011112222"

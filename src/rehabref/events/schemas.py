@@ -75,6 +75,11 @@ class AttemptRecord(BaseModel):
     latency_ms: int | None
     error: str | None
     response_excerpt: str | None = Field(description="First 1 KiB of the response body.")
+    note: str | None = Field(
+        description="What this attempt was when it was not an ordinary send: the copies of "
+        "sandbox test phone 5 (first copy, simulated HTTP 500, retry, stale replay). "
+        "null for an ordinary attempt.",
+    )
 
 
 class DeliveryRecord(BaseModel):

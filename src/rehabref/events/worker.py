@@ -7,6 +7,10 @@ database's single writer serialises claimers. A worker that dies keeps its lease
 ``claimed_until`` passes; then any worker claims those deliveries again (at-least-once).
 Results are written back in one transaction per batch, only by the lease holder.
 
+Each claimed delivery is signed with the partner's active secrets and handed to the
+``DeliveryTransport`` the worker was built with (``events/transport.py``; the real HTTP
+sender unless start-up chose another); every attempt it reports is logged.
+
 The worker also runs the periodic jobs it is given (``wiring.periodic_jobs``), e.g. the
 idempotency purge.
 """
@@ -23,7 +27,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 from sqlalchemy import bindparam, insert, or_, select, update
 
 from rehabref.clock import as_utc, utcnow
@@ -31,8 +34,8 @@ from rehabref.db import Database, table
 from rehabref.events import schedule
 from rehabref.events.periodic import PeriodicJob, PeriodicJobs
 from rehabref.events.secrets import SecretCache
-from rehabref.events.sender import TOTAL_SECONDS, AttemptResult, ClientLanes, post
-from rehabref.events.signing import delivery_headers
+from rehabref.events.sender import AttemptResult
+from rehabref.events.transport import DeliveryTransport, HttpTransport, Outgoing, Sent
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event
@@ -46,16 +49,15 @@ _attempts = table(DeliveryAttempt)
 _events = table(Event)
 
 RETRY_STATUSES_WITH_RETRY_AFTER = frozenset({429, 503})
-SIMULATED_ERROR = "simulated HTTP 500 (sandbox scenario 5)"
 
 
 @dataclass(frozen=True)
 class Claimed:
     id: str
     event_id: str
+    referral_id: str | None
     target_url: str
     attempt_count: int
-    simulated_failures: int
     created_at: datetime
     partner_id: str
     environment: str
@@ -86,7 +88,7 @@ class DeliveryWorker:
         *,
         clock: Callable[[], datetime] = utcnow,
         rng: Callable[[], float] = random.random,
-        client: httpx.AsyncClient | None = None,
+        transport: DeliveryTransport | None = None,
         periodic: PeriodicJobs | None = None,
     ) -> None:
         self.db = db
@@ -95,17 +97,13 @@ class DeliveryWorker:
         self.clock = clock
         self.rng = rng
         self.worker_id = new_id("wrk")[:40]
-        # A send never outlives its claim: the lease covers at least one whole attempt, and
-        # an item whose lease would end during its attempt is released instead of sent.
-        self.lease_seconds = max(config.lease_seconds, TOTAL_SECONDS + 5)
-        self._secrets = SecretCache(db, box)
-        self._lanes = (
-            ClientLanes([client])
-            if client is not None
-            else ClientLanes.create(
-                allow_private=config.allow_private_targets, concurrency=config.concurrency
-            )
+        self.transport: DeliveryTransport = transport or HttpTransport.create(
+            allow_private=config.allow_private_targets, concurrency=config.concurrency
         )
+        # A send never outlives its claim: the lease covers at least one whole send, and
+        # an item whose lease would end during its send is released instead of sent.
+        self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
+        self._secrets = SecretCache(db, box)
         self._semaphore = asyncio.Semaphore(config.concurrency)
         self._stopping = asyncio.Event()
         self._periodic_due: dict[str, float] = {}
@@ -155,8 +153,8 @@ class DeliveryWorker:
                     d.c.event_id,
                     d.c.target_url,
                     d.c.attempt_count,
-                    d.c.simulated_failures,
                     d.c.created_at,
+                    e.c.referral_id,
                     e.c.partner_id,
                     e.c.environment,
                     e.c.body,
@@ -168,9 +166,9 @@ class DeliveryWorker:
                 Claimed(
                     id=row.id,
                     event_id=row.event_id,
+                    referral_id=row.referral_id,
                     target_url=row.target_url,
                     attempt_count=row.attempt_count,
-                    simulated_failures=row.simulated_failures,
                     created_at=as_utc(row.created_at),
                     partner_id=row.partner_id,
                     environment=row.environment,
@@ -180,37 +178,35 @@ class DeliveryWorker:
                 for row in rows
             ]
 
-    async def _attempt(self, item: Claimed) -> tuple[Claimed, datetime, AttemptResult | None]:
+    async def _attempt(self, item: Claimed) -> tuple[Claimed, Sent | None]:
         async with self._semaphore:
-            attempted_at = self.clock()
-            if attempted_at + timedelta(seconds=TOTAL_SECONDS) > item.lease_until:
-                return item, attempted_at, None  # too late for this claim: release it
-            if item.attempt_count < item.simulated_failures:
-                result = AttemptResult(500, 0, SIMULATED_ERROR, '{"error":"simulated"}')
-                return item, attempted_at, result
+            started = self.clock()
+            if started + timedelta(seconds=self.transport.max_seconds) > item.lease_until:
+                return item, None  # too late for this claim: release it
             try:
-                signing = await self._secrets.get(item.partner_id, item.environment, attempted_at)
+                signing = await self._secrets.get(item.partner_id, item.environment, started)
             except Exception as exc:  # unreadable secret: retried later like a failed send
                 error = f"signing secret unavailable: {type(exc).__name__}"
-                return item, attempted_at, AttemptResult(None, 0, error, None)
+                return item, Sent.single(started, AttemptResult(None, 0, error, None))
             if not signing:
-                return item, attempted_at, AttemptResult(None, 0, "no active signing secret", None)
-            headers = delivery_headers(
+                result = AttemptResult(None, 0, "no active signing secret", None)
+                return item, Sent.single(started, result)
+            outgoing = Outgoing(
+                delivery_id=item.id,
                 event_id=item.event_id,
-                secrets=signing,
-                timestamp=int(attempted_at.timestamp()),
+                referral_id=item.referral_id,
+                partner_id=item.partner_id,
+                environment=item.environment,
+                target_url=item.target_url,
                 body=item.body,
+                secrets=signing,
             )
-            return (
-                item,
-                attempted_at,
-                await post(self._lanes.next(), item.target_url, item.body, headers),
-            )
+            return item, await self.transport.send(outgoing, clock=self.clock)
 
-    def _outcome(
-        self, item: Claimed, attempted_at: datetime, result: AttemptResult
-    ) -> dict[str, Any]:
-        count = item.attempt_count + 1
+    def _outcome(self, item: Claimed, sent: Sent) -> dict[str, Any]:
+        # Every logged attempt counts, so attempt_count always equals the log's length.
+        count = item.attempt_count + len(sent.attempts)
+        result = sent.outcome
         now = self.clock()
         outcome: dict[str, Any] = {
             "b_id": item.id,
@@ -219,7 +215,8 @@ class DeliveryWorker:
             "b_code": result.status_code,
         }
         if result.ok:
-            return {**outcome, "b_state": "succeeded", "b_next": attempted_at, "b_done": now}
+            sent_at = sent.attempts[0].attempted_at
+            return {**outcome, "b_state": "succeeded", "b_next": sent_at, "b_done": now}
         retry_after = None
         if result.status_code in RETRY_STATUSES_WITH_RETRY_AFTER:
             retry_after = schedule.retry_after_seconds(result.retry_after, now=now)
@@ -238,21 +235,23 @@ class DeliveryWorker:
 
     async def process(self, claimed: list[Claimed]) -> None:
         gathered = await asyncio.gather(*(self._attempt(item) for item in claimed))
-        results = [(i, at, r) for i, at, r in gathered if r is not None]
-        late = [item.id for item, _, result in gathered if result is None]
+        results = [(item, sent) for item, sent in gathered if sent is not None]
+        late = [item.id for item, sent in gathered if sent is None]
         attempts = [
             {
                 "id": new_id("att"),
                 "delivery_id": item.id,
-                "attempted_at": attempted_at,
-                "status_code": result.status_code,
-                "latency_ms": result.latency_ms,
-                "error": result.error,
-                "response_excerpt": result.excerpt,
+                "attempted_at": attempt.attempted_at,
+                "status_code": attempt.result.status_code,
+                "latency_ms": attempt.result.latency_ms,
+                "error": attempt.result.error,
+                "response_excerpt": attempt.result.excerpt,
+                "note": attempt.note,
             }
-            for item, attempted_at, result in results
+            for item, sent in results
+            for attempt in sent.attempts
         ]
-        outcomes = [self._outcome(*entry) for entry in results]
+        outcomes = [self._outcome(item, sent) for item, sent in results]
         d = _deliveries
         async with self.db.write() as conn:
             if late:
@@ -357,7 +356,7 @@ class DeliveryWorker:
             await self.release_claims()
         except Exception as exc:
             log.warning("releasing claims failed", extra={"error_type": type(exc).__name__})
-        await self._lanes.aclose()
+        await self.transport.aclose()
 
 
 class WorkerHandle:
@@ -387,7 +386,13 @@ def config_from(settings: Any) -> WorkerConfig:
 
 
 def start_in_process(
-    db: Database, box: SecretBox, settings: Any, periodic: PeriodicJobs
+    db: Database,
+    box: SecretBox,
+    settings: Any,
+    periodic: PeriodicJobs,
+    transport: Callable[[WorkerConfig], DeliveryTransport],
 ) -> WorkerHandle:
     """Start the worker inside a server process (``rehabref serve`` without ``--no-worker``)."""
-    return WorkerHandle(DeliveryWorker(db, box, config_from(settings), periodic=periodic))
+    config = config_from(settings)
+    worker = DeliveryWorker(db, box, config, periodic=periodic, transport=transport(config))
+    return WorkerHandle(worker)

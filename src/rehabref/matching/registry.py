@@ -1,4 +1,9 @@
-"""Physiotherapist registry: create, update, list, deactivate and bulk upsert."""
+"""Physiotherapist registry: create, update, list, deactivate and bulk upsert.
+
+The live registry only (ops API, console, CSV import): every statement is limited to live
+rows, so a partner's sandbox roster (``sandbox/roster.py``) is never listed, changed or
+found here by id or licence number.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from rehabref.clock import iso
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
+from rehabref.matching.roster import LIVE_REGISTRY
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
 from rehabref.places import area_key, city_key
 from rehabref.tables.matching import Physiotherapist
@@ -55,12 +61,16 @@ def _values(data: dict[str, Any]) -> dict[str, Any]:
 
 
 async def get_physio(conn: AsyncConnection, *, physio_id: str) -> Row[Any] | None:
-    return (await conn.execute(select(physios).where(physios.c.id == physio_id))).first()
+    return (
+        await conn.execute(select(physios).where(LIVE_REGISTRY, physios.c.id == physio_id))
+    ).first()
 
 
 async def by_license(conn: AsyncConnection, *, license_number: str) -> Row[Any] | None:
     return (
-        await conn.execute(select(physios).where(physios.c.license_number == license_number))
+        await conn.execute(
+            select(physios).where(LIVE_REGISTRY, physios.c.license_number == license_number)
+        )
     ).first()
 
 
@@ -77,6 +87,8 @@ async def create_physio(conn: AsyncConnection, *, data: PhysioCreate, now: datet
         insert(physios),
         {
             "id": physio_id,
+            "environment": "live",
+            "partner_id": None,
             **_values(data.model_dump()),
             "created_at": now,
             "updated_at": now,
@@ -92,7 +104,9 @@ async def update_physio(
 ) -> Row[Any]:
     values = _values(changes.model_dump(exclude_unset=True))
     result = await conn.execute(
-        update(physios).where(physios.c.id == physio_id).values(**values, updated_at=now)
+        update(physios)
+        .where(LIVE_REGISTRY, physios.c.id == physio_id)
+        .values(**values, updated_at=now)
     )
     if result.rowcount == 0:
         raise ApiError(404, "not_found", "No physiotherapist with this identifier.")
@@ -109,7 +123,7 @@ async def list_physios(
     after_id: str | None,
     limit: int,
 ) -> tuple[list[Row[Any]], bool]:
-    query = select(physios).order_by(physios.c.id).limit(limit + 1)
+    query = select(physios).where(LIVE_REGISTRY).order_by(physios.c.id).limit(limit + 1)
     if city is not None:
         query = query.where(physios.c.city_key == city_key(city))
     if active is not None:

@@ -1,8 +1,10 @@
 """Matching a referral to one physiotherapist (rules in ``rules.py``, docs/matching.md).
 
 ``match_referral`` runs inside the caller's transaction (intake completion or the ops
-``match`` endpoint): it assigns the best physiotherapist and writes ``provider.matched`` in
-the same transaction, or opens an ``unmatched`` contact task for a coordinator.
+``match`` endpoint): it assigns the best physiotherapist of the referral's roster (the live
+registry, or the partner's sandbox roster for test referrals: ``roster.py``) and writes
+``provider.matched`` in the same transaction, or opens an ``unmatched`` contact task for a
+coordinator.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.matching.roster import Roster, RosterSources
 from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
-from rehabref.places import area_from_city_field, area_key, city_key
+from rehabref.places import area_from_city_field, area_key
 from rehabref.referrals.event_data import callback_targets, contract_of, referral_base
 from rehabref.referrals.tasks import open_unmatched_task
 from rehabref.referrals.transitions import lock_referral
@@ -78,26 +81,17 @@ async def _weekly_load(
 
 
 async def candidates(
-    conn: AsyncConnection, *, referral: Row[Any], care_mode: str | None, now: datetime
+    conn: AsyncConnection,
+    *,
+    roster: Roster,
+    referral: Row[Any],
+    care_mode: str | None,
+    now: datetime,
 ) -> list[Candidate]:
-    """Active physiotherapists in the referral's city offering an acceptable modality."""
+    """Active physiotherapists of the roster in the referral's city offering an acceptable
+    modality."""
     modalities = acceptable_modalities(care_mode)
-    rows = (
-        await conn.execute(
-            select(
-                _physios.c.id,
-                _physios.c.license_number,
-                _physios.c.rating,
-                _physios.c.specializations,
-                _physios.c.areas,
-                _physios.c.modalities,
-                _physios.c.weekly_capacity,
-            ).where(
-                _physios.c.city_key == city_key(referral.patient_city),
-                _physios.c.active == True,  # noqa: E712 (SQL comparison)
-            )
-        )
-    ).all()
+    rows = await roster.physiotherapists(conn, referral=referral)
     fitting = [row for row in rows if modalities.intersection(row.modalities)]
     load = await _weekly_load(
         conn,
@@ -125,7 +119,9 @@ def _patient_area(referral: Row[Any]) -> str | None:
     return area_from_city_field(referral.patient_city)
 
 
-async def match_referral(conn: AsyncConnection, *, referral_id: str, now: datetime) -> str | None:
+async def match_referral(
+    conn: AsyncConnection, *, roster: RosterSources, referral_id: str, now: datetime
+) -> str | None:
     """Assign the best physiotherapist and emit ``provider.matched``; None when none fits.
 
     A referral that already has a physiotherapist keeps it (the call is idempotent).
@@ -140,7 +136,13 @@ async def match_referral(conn: AsyncConnection, *, referral_id: str, now: dateti
     care_mode = await _care_mode(conn, referral)
     wanted = wanted_specialization(referral.diagnosis or referral.reason)
     area = _patient_area(referral)
-    pool = await candidates(conn, referral=referral, care_mode=care_mode, now=now)
+    pool = await candidates(
+        conn,
+        roster=roster.for_environment(referral.environment),
+        referral=referral,
+        care_mode=care_mode,
+        now=now,
+    )
     for candidate in rank(pool, wanted=wanted, area=area):
         physio = await _claim_slot(conn, candidate, environment=referral.environment, now=now)
         if physio is not None:

@@ -97,8 +97,11 @@ async def deactivate_physio(request: PlainRequest, physio_id: str) -> Response[b
 async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
     """Run matching now (e.g. after an ``unmatched`` task was resolved by adding capacity)."""
     await authenticate_operator(request)
-    async with services_of(request).db.write() as conn:
-        physio_id = await match_referral(conn, referral_id=referral_id, now=utcnow())
+    services = services_of(request)
+    async with services.db.write() as conn:
+        physio_id = await match_referral(
+            conn, roster=services.roster, referral_id=referral_id, now=utcnow()
+        )
         matched_at = (
             await conn.execute(
                 select(_referrals.c.matched_at).where(_referrals.c.id == referral_id)

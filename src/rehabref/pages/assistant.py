@@ -193,6 +193,7 @@ async def submit_intake(request: Request[Any, Any, Any], token: str) -> Template
                 await assistant_opened(conn, session_id=row.id, actor=_actor(row.id))
             await intake_completed(
                 conn,
+                roster=services.roster,
                 referral_id=row.referral_id,
                 session_id=row.id,
                 availability=",".join(answers.availability),

@@ -1,12 +1,14 @@
 """Sandbox scenarios (spec 6.5) driven through the same workflows as real work.
 
 A referral created with a ``sk_test_`` key for test phone N schedules durable jobs:
-1 intake completed (about 1 s), 2 + provider matched (about 3 s), 3 + one session
-scheduled, started and completed with a sample pain reduction 7 -> 3 (about 5 s), 4 is the
-eligibility check (400 ineligible, see ``sandbox/coverage.py``), 5 makes the first delivery
-of each of the referral's events fail with a simulated HTTP 500 before it is delivered again.
-``begin`` is a referral-created hook and ``handlers`` the job kinds, both wired in
-``wiring.py``; a step whose precondition has not happened yet retries later.
+1 intake completed (about 1 s), 2 + provider matched (from the partner's sandbox roster,
+``sandbox/roster.py``), 3 + one session scheduled, started and completed with a sample pain
+reduction 7 -> 3 (about 5 s), 4 is the eligibility check (400 ineligible, see
+``sandbox/coverage.py``), 5 completes the intake like 1 while every event of the referral is
+delivered as three copies (``sandbox/replay_transport.py``). ``begin`` is a referral-created
+hook, ``handlers`` the job kinds and ``tell_partner`` what runs when a step gives up, all
+wired in ``wiring.py``; a step whose precondition has not happened yet retries later, and a
+step that cannot run is reported to the partner as a ``sandbox.scenario_failed`` event.
 """
 
 from __future__ import annotations
@@ -14,19 +16,21 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions as care_sessions
 from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
+from rehabref.events.outbox import NewEvent, record_events
 from rehabref.fastsql import Connection, flush
-from rehabref.jobs import Handlers, NotReady, enqueue
+from rehabref.jobs import FailedJob, GiveUp, Handlers, NotReady, enqueue
+from rehabref.matching.roster import RosterSources
 from rehabref.matching.service import match_referral
+from rehabref.referrals.event_data import callback_targets, referral_base
 from rehabref.referrals.tasks import unmatched_task_open
 from rehabref.sandbox.phones import scenario_for
-from rehabref.tables.events import Delivery, Event
 from rehabref.tables.intake import AssistantSession, ContactTask
 from rehabref.tables.referrals import Referral
 from rehabref.workflows.intake import intake_completed
@@ -35,8 +39,6 @@ from rehabref.workflows.sessions import complete_session
 _referrals = table(Referral)
 _sessions = table(AssistantSession)
 _tasks = table(ContactTask)
-_deliveries = table(Delivery)
-_events = table(Event)
 
 ACTOR = "sandbox:scenario"
 INTAKE_DELAY = timedelta(seconds=1)
@@ -60,10 +62,6 @@ PLAN: dict[int, tuple[tuple[str, timedelta], ...]] = {
     4: (),
     5: (("sandbox.intake", INTAKE_DELAY),),
 }
-
-
-def simulated_failures(scenario: int | None) -> int:
-    return 1 if scenario == 5 else 0
 
 
 async def schedule(
@@ -97,8 +95,7 @@ async def begin(
     """Start the scenario of a test phone for a just-created referral (test keys only).
 
     Call it in the creating transaction after the referral's events are recorded: it
-    schedules the scenario's jobs and, for scenario 5, marks the deliveries written so far
-    with one simulated failure.
+    schedules the scenario's jobs.
     """
     if not runs_scenario(environment, phone):
         return
@@ -108,8 +105,6 @@ async def begin(
     # The creating transaction's rows may still be queued (fastsql.batched_inserts).
     await flush(conn)
     await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)
-    if scenario == 5:
-        await fail_first_deliveries(conn, referral_id=referral_id)
 
 
 async def _referral(conn: AsyncConnection, referral_id: str) -> Any:
@@ -130,7 +125,9 @@ async def _intake_done(conn: AsyncConnection, referral_id: str) -> bool:
     return found is not None
 
 
-async def run_intake(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+async def run_intake(
+    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
+) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
     if row.status == "cancelled" or await _intake_done(conn, referral_id):
@@ -138,6 +135,7 @@ async def run_intake(conn: AsyncConnection, payload: dict[str, Any], now: dateti
     try:
         await intake_completed(
             conn,
+            roster=roster,
             referral_id=referral_id,
             availability="weekday_mornings",
             care_mode="home_visit",
@@ -147,31 +145,14 @@ async def run_intake(conn: AsyncConnection, payload: dict[str, Any], now: dateti
     except ApiError as exc:
         if exc.status != 409:  # 409: completed meanwhile
             raise
-    if payload.get("scenario") == 5:
-        await fail_first_deliveries(conn, referral_id=referral_id)
 
 
-async def fail_first_deliveries(conn: AsyncConnection, *, referral_id: str) -> int:
-    """Scenario 5: the referral's not yet attempted deliveries answer one simulated HTTP 500.
-
-    Runs in the transaction that wrote the events, so the worker cannot have claimed them.
-    """
-    result = await conn.execute(
-        update(_deliveries)
-        .where(
-            _deliveries.c.event_id.in_(
-                select(_events.c.id).where(_events.c.referral_id == referral_id)
-            ),
-            _deliveries.c.attempt_count == 0,
-            _deliveries.c.state == "pending",
-            _deliveries.c.simulated_failures == 0,
-        )
-        .values(simulated_failures=1)
-    )
-    return int(result.rowcount or 0)
+NOBODY_FITS = "no physiotherapist of the sandbox roster fits this referral"
 
 
-async def run_match(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+async def run_match(
+    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
+) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
     if getattr(row, "assigned_physio_id", None) is not None or row.status == "cancelled":
@@ -179,8 +160,9 @@ async def run_match(conn: AsyncConnection, payload: dict[str, Any], now: datetim
     if not await _intake_done(conn, referral_id):
         raise NotReady("intake not completed yet")
     if await unmatched_task_open(conn, referral_id):
-        return  # matching ran at intake and nobody fitted: coordinators have the task
-    await match_referral(conn, referral_id=referral_id, now=now)
+        raise GiveUp(NOBODY_FITS)  # matching ran at intake and found nobody
+    if await match_referral(conn, roster=roster, referral_id=referral_id, now=now) is None:
+        raise GiveUp(NOBODY_FITS)
 
 
 async def run_session(
@@ -195,6 +177,8 @@ async def run_session(
     if row.status == "cancelled":
         return
     if getattr(row, "assigned_physio_id", None) is None:
+        if await unmatched_task_open(conn, referral_id):
+            raise GiveUp(NOBODY_FITS)
         raise NotReady("no physiotherapist assigned yet")
     started = now - timedelta(minutes=50)
     session_id = await care_sessions.schedule_session(
@@ -231,14 +215,48 @@ async def run_session(
     )
 
 
-def handlers(coverage: CoverageSources) -> Handlers:
+def handlers(coverage: CoverageSources, roster: RosterSources) -> Handlers:
     """The scenario steps, by job kind (wired in ``wiring.job_handlers``)."""
+
+    async def intake_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+        await run_intake(conn, payload, now, roster=roster)
+
+    async def match_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+        await run_match(conn, payload, now, roster=roster)
 
     async def session_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
         await run_session(conn, payload, now, coverage=coverage)
 
     return {
-        "sandbox.intake": run_intake,
-        "sandbox.match": run_match,
+        "sandbox.intake": intake_step,
+        "sandbox.match": match_step,
         "sandbox.session": session_step,
     }
+
+
+async def tell_partner(conn: AsyncConnection, failed: FailedJob, now: datetime) -> None:
+    """A scenario step gave up: the partner gets a ``sandbox.scenario_failed`` event (in
+    their event log and at their webhook endpoints) saying which step and why."""
+    if not failed.kind.startswith("sandbox.") or failed.referral_id is None:
+        return
+    row = await _referral(conn, failed.referral_id)
+    data = referral_base(row)
+    data.update(
+        scenario=failed.payload.get("scenario"),
+        step=failed.kind.removeprefix("sandbox."),
+        attempts=failed.attempts,
+        reason=failed.reason,
+    )
+    await record_events(
+        conn,
+        partner_id=row.partner_id,
+        environment=row.environment,
+        events=[
+            NewEvent(
+                "sandbox.scenario_failed",
+                data,
+                row.id,
+                extra_targets=callback_targets(row),
+            )
+        ],
+    )

@@ -61,8 +61,6 @@ class Delivery(Base):
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # The worker holding the lease; results are written only by the claim's holder.
     claimed_by: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    # Sandbox scenario 5: the first N attempts answer with a simulated HTTP 500.
-    simulated_failures: Mapped[int] = mapped_column(Integer, default=0)
     last_status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -78,3 +76,6 @@ class DeliveryAttempt(Base):
     latency_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str | None] = mapped_column(String(500), nullable=True)
     response_excerpt: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    # What the attempt was when it was not an ordinary send (set by the delivery transport,
+    # e.g. the sandbox's phone-5 copies); None otherwise.
+    note: Mapped[str | None] = mapped_column(String(200), nullable=True)

@@ -13,6 +13,7 @@ from rehabref.clock import iso, utcnow
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.intake import service as intake
+from rehabref.matching.roster import RosterSources
 from rehabref.matching.service import match_referral
 from rehabref.referrals.event_data import callback_targets, referral_base
 from rehabref.referrals.transitions import lock_referral
@@ -49,6 +50,7 @@ async def assistant_opened(
 async def intake_completed(
     conn: AsyncConnection,
     *,
+    roster: RosterSources,
     referral_id: str,
     availability: str,
     care_mode: str,
@@ -106,4 +108,4 @@ async def intake_completed(
             )
         ],
     )
-    return await match_referral(conn, referral_id=referral_id, now=now)
+    return await match_referral(conn, roster=roster, referral_id=referral_id, now=now)

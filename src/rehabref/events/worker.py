@@ -7,9 +7,8 @@ database's single writer serialises claimers. A worker that dies keeps its lease
 ``claimed_until`` passes; then any worker claims those deliveries again (at-least-once).
 Results are written back in one transaction per batch, only by the lease holder.
 
-Each claimed delivery is signed with the partner's active secrets and handed to the
-``DeliveryTransport`` the worker was built with (``events/transport.py``; the real HTTP
-sender unless start-up chose another); every attempt it reports is logged.
+Each claimed delivery goes with the partner's active secrets to the worker's
+``DeliveryTransport`` (``events/transport.py``); every attempt it reports is logged.
 
 The worker also runs the periodic jobs it is given (``wiring.periodic_jobs``), e.g. the
 idempotency purge.
@@ -100,8 +99,7 @@ class DeliveryWorker:
         self.transport: DeliveryTransport = transport or HttpTransport.create(
             allow_private=config.allow_private_targets, concurrency=config.concurrency
         )
-        # A send never outlives its claim: the lease covers at least one whole send, and
-        # an item whose lease would end during its send is released instead of sent.
+        # A send never outlives its claim: the lease covers one whole send (else: released).
         self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
         self._secrets = SecretCache(db, box)
         self._semaphore = asyncio.Semaphore(config.concurrency)

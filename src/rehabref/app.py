@@ -39,6 +39,7 @@ from rehabref.rate_limiting import RateLimiter
 from rehabref.request_context import RequestContextMiddleware
 from rehabref.sandbox import trigger as sandbox_trigger
 from rehabref.services import Services
+from rehabref.workflows.create_store import create_store
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -64,6 +65,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             rate_limiter=rate_limiter,
             messaging=messaging_for(db, settings),
             coverage=coverage,
+            create_store=create_store(db),
             referral_created=wiring.referral_created_hooks(),
         )
         app.state.delivery_worker = delivery_worker.start_in_process(

@@ -1,7 +1,7 @@
 """A created referral's events get one pending delivery per subscribed endpoint.
 
-On PostgreSQL a V1 create chooses and numbers the endpoints inside its one INSERT statement
-(``outbox._fan_out_statement``); elsewhere they are read first. Both must pick the same set.
+Every emitter picks them with ``outbox.fan_out``; a create's store checks, in the statement that
+writes it, that the endpoints it planned with are still the active ones.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ A referral created with a ``sk_test_`` key for test phone N schedules durable jo
 scheduled, started and completed with a sample pain reduction 7 -> 3 (about 5 s), 4 is the
 eligibility check (400 ineligible, see ``sandbox/coverage.py``), 5 makes the first delivery
 of each of the referral's events fail with a simulated HTTP 500 before it is delivered again.
-``begin`` is a referral-created hook and ``handlers`` the job kinds, both wired in
-``wiring.py``; a step whose precondition has not happened yet retries later.
+``begin`` is a referral-created hook (it returns the scenario's job rows, written with the
+referral) and ``handlers`` the job kinds, both wired in ``wiring.py``; a step whose
+precondition has not happened yet retries later.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from rehabref.care import sessions as care_sessions
 from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
-from rehabref.fastsql import Connection, flush
-from rehabref.jobs import Handlers, NotReady, enqueue
+from rehabref.jobs import Handlers, JobRow, NotReady, job_row
 from rehabref.matching.service import match_referral
 from rehabref.referrals.tasks import unmatched_task_open
 from rehabref.sandbox.phones import scenario_for
@@ -62,54 +62,39 @@ PLAN: dict[int, tuple[tuple[str, timedelta], ...]] = {
 }
 
 
-def simulated_failures(scenario: int | None) -> int:
-    return 1 if scenario == 5 else 0
-
-
-async def schedule(
-    conn: AsyncConnection, *, referral_id: str, scenario: int, now: datetime
-) -> list[str]:
-    return [
-        await enqueue(
-            conn,
-            kind=kind,
-            payload={"referral_id": referral_id, "scenario": scenario},
-            due_at=now + delay,
-            referral_id=referral_id,
-        )
-        for kind, delay in PLAN.get(scenario, ())
-    ]
-
-
 def runs_scenario(environment: str, phone: str | None) -> bool:
     """Whether a referral created now starts a sandbox scenario (test keys, test phones)."""
     return environment == "test" and scenario_for(phone) is not None
 
 
-async def begin(
-    conn: Connection,
+def delivery_faults(environment: str, phone: str | None) -> int:
+    """Scenario 5: how many simulated HTTP 500s each delivery of the new referral's events
+    answers first (0 for every other referral)."""
+    return 1 if environment == "test" and scenario_for(phone) == 5 else 0
+
+
+def begin(
     *,
     referral_id: str,
     environment: str,
     phone: str | None,
     now: datetime,
-) -> None:
-    """Start the scenario of a test phone for a just-created referral (test keys only).
-
-    Call it in the creating transaction after the referral's events are recorded: it
-    schedules the scenario's jobs and, for scenario 5, marks the deliveries written so far
-    with one simulated failure.
-    """
+) -> list[JobRow]:
+    """The scenario jobs of a test phone's new referral (test keys only; none otherwise),
+    written with the referral in its create (a referral-created hook, wired in ``wiring``)."""
     if not runs_scenario(environment, phone):
-        return
+        return []
     scenario = scenario_for(phone)
-    # Scenario creates run in a transaction (``runs_scenario`` keeps them off raw connections).
-    assert scenario is not None and isinstance(conn, AsyncConnection)
-    # The creating transaction's rows may still be queued (fastsql.batched_inserts).
-    await flush(conn)
-    await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)
-    if scenario == 5:
-        await fail_first_deliveries(conn, referral_id=referral_id)
+    return [
+        job_row(
+            kind=kind,
+            payload={"referral_id": referral_id, "scenario": scenario},
+            due_at=now + delay,
+            now=now,
+            referral_id=referral_id,
+        )
+        for kind, delay in PLAN.get(scenario or 0, ())
+    ]
 
 
 async def _referral(conn: AsyncConnection, referral_id: str) -> Any:
@@ -154,7 +139,8 @@ async def run_intake(conn: AsyncConnection, payload: dict[str, Any], now: dateti
 async def fail_first_deliveries(conn: AsyncConnection, *, referral_id: str) -> int:
     """Scenario 5: the referral's not yet attempted deliveries answer one simulated HTTP 500.
 
-    Runs in the transaction that wrote the events, so the worker cannot have claimed them.
+    Runs in the transaction that wrote the events (the intake step's), so the worker cannot
+    have claimed them.
     """
     result = await conn.execute(
         update(_deliveries)

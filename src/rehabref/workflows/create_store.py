@@ -19,7 +19,7 @@ Deliveries need the partner's active webhook endpoints. The portable adapter rea
 its transaction. The PostgreSQL adapter keeps the last list it read per partner and
 environment and sends the ids it planned with; the statement compares them with the table in
 its own snapshot and, if they differ (an endpoint registered or removed since), writes nothing
-and answers false, and the store reads the endpoints again and retries. Either way a create's
+and answers 0, and the store reads the endpoints again and retries. Either way a create's
 deliveries go to exactly the endpoints active when it is written, as one transaction would
 see them; an endpoint registered while a create is in flight may miss that create's events.
 """
@@ -50,11 +50,19 @@ from rehabref.workflows.create_plan import CreatePlan, Row
 
 # $1 the referral; $2-$9 arrays of rows; $10 the idempotency record (0 or 1; its body in
 # base64); $11-$13 the partner, environment and sorted ids of the endpoints planned with.
+# ``planned`` is the plan as one row, or no row when the endpoints changed since they were
+# read: then every INSERT below writes nothing, and the statement answers 0.
 CREATE_REFERRAL = """
-WITH endpoints_as_planned AS (
-    SELECT coalesce(array_agg(id::text ORDER BY id COLLATE "C"), '{}') = $13::text[] AS ok
-    FROM webhook_endpoints
-    WHERE partner_id = $11 AND environment = $12 AND active
+WITH planned AS (
+    SELECT
+        $1::json AS referral, $2::json AS transitions, $3::json AS assistant_sessions,
+        $4::json AS contact_tasks, $5::json AS messages, $6::json AS coverage,
+        $7::json AS events, $8::json AS deliveries, $9::json AS jobs,
+        $10::json AS idempotency_record
+    WHERE $13::text[] = (
+        SELECT coalesce(array_agg(id::text ORDER BY id COLLATE "C"), '{}')
+        FROM webhook_endpoints
+        WHERE partner_id = $11 AND environment = $12 AND active)
 ),
 new_referral AS (
     INSERT INTO referrals (
@@ -71,22 +79,19 @@ new_referral AS (
         consent_accepted, consent_accepted_at, consent_version, consent_source,
         partner_metadata, diagnosis, recommended_sessions, priority, referring_doctor,
         billing_mode, callback_url, link_id, campaign, created_at, updated_at
-    FROM json_populate_record(NULL::referrals, $1::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_record(NULL::referrals, planned.referral)
 ),
 new_transitions AS (
     INSERT INTO referral_transitions (
         id, referral_id, from_status, to_status, actor, reason, created_at)
     SELECT id, referral_id, from_status, to_status, actor, reason, created_at
-    FROM json_populate_recordset(NULL::referral_transitions, $2::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::referral_transitions, planned.transitions)
 ),
 new_assistant_sessions AS (
     INSERT INTO assistant_sessions (
         id, referral_id, expires_at, opened_at, completed_at, created_at)
     SELECT id, referral_id, expires_at, opened_at, completed_at, created_at
-    FROM json_populate_recordset(NULL::assistant_sessions, $3::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::assistant_sessions, planned.assistant_sessions)
 ),
 new_contact_tasks AS (
     INSERT INTO contact_tasks (
@@ -95,27 +100,23 @@ new_contact_tasks AS (
     SELECT
         id, referral_id, partner_id, environment, channel, purpose, status, claimed_by,
         created_at, updated_at
-    FROM json_populate_recordset(NULL::contact_tasks, $4::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::contact_tasks, planned.contact_tasks)
 ),
 new_messages AS (
     INSERT INTO outbound_messages (id, referral_id, recipient_ref, template, provider, created_at)
     SELECT id, referral_id, recipient_ref, template, provider, created_at
-    FROM json_populate_recordset(NULL::outbound_messages, $5::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::outbound_messages, planned.messages)
 ),
 new_coverage AS (
     INSERT INTO referral_coverage (
         referral_id, environment, hmo_code, policy_number, procedure_code, created_at)
     SELECT referral_id, environment, hmo_code, policy_number, procedure_code, created_at
-    FROM json_populate_recordset(NULL::referral_coverage, $6::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::referral_coverage, planned.coverage)
 ),
 new_events AS (
     INSERT INTO events (id, partner_id, environment, type, referral_id, data, body, occurred_at)
     SELECT id, partner_id, environment, type, referral_id, data, body, occurred_at
-    FROM json_populate_recordset(NULL::events, $7::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::events, planned.events)
 ),
 new_deliveries AS (
     INSERT INTO deliveries (
@@ -124,15 +125,13 @@ new_deliveries AS (
     SELECT
         id, event_id, endpoint_id, target_url, state, attempt_count, next_attempt_at,
         simulated_failures, created_at
-    FROM json_populate_recordset(NULL::deliveries, $8::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::deliveries, planned.deliveries)
 ),
 new_jobs AS (
     INSERT INTO scheduled_jobs (
         id, kind, payload, referral_id, due_at, state, attempts, created_at, updated_at)
     SELECT id, kind, payload, referral_id, due_at, state, attempts, created_at, updated_at
-    FROM json_populate_recordset(NULL::scheduled_jobs, $9::json)
-    WHERE (SELECT ok FROM endpoints_as_planned)
+    FROM planned, json_populate_recordset(NULL::scheduled_jobs, planned.jobs)
 ),
 new_idempotency_record AS (
     INSERT INTO idempotency_records (
@@ -140,12 +139,11 @@ new_idempotency_record AS (
     SELECT
         partner_id, environment, key, fingerprint, response_status,
         decode(response_body, 'base64'), expires_at
-    FROM json_to_recordset($10::json) AS r(
+    FROM planned, json_to_recordset(planned.idempotency_record) AS r(
         partner_id text, environment text, key text, fingerprint text, response_status int,
         response_body text, expires_at timestamptz)
-    WHERE (SELECT ok FROM endpoints_as_planned)
 )
-SELECT ok FROM endpoints_as_planned
+SELECT count(*) FROM planned
 """
 
 # Planned with endpoints that changed meanwhile: read them again and retry, this many times.

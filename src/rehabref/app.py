@@ -40,6 +40,7 @@ from rehabref.rate_limiting import RateLimiter
 from rehabref.request_context import RequestContextMiddleware
 from rehabref.sandbox import trigger as sandbox_trigger
 from rehabref.services import Services
+from rehabref.workflows.create_store import create_store
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             messaging=messaging_for(db, settings),
             coverage=coverage,
             roster=roster,
+            create_store=create_store(db),
             referral_created=wiring.referral_created_hooks(),
         )
         app.state.delivery_worker = (

@@ -112,7 +112,7 @@ class Database:
                 yield conn
 
     def autocommit(self) -> AbstractAsyncContextManager[Connection]:
-        """For a write that is one ``fastsql`` statement (single-statement batches).
+        """For a write that is one statement (the referral create's, ``workflows/create_store``).
 
         On PostgreSQL a raw autocommit connection: the statement commits on its own, without
         BEGIN and COMMIT round trips. On SQLite the usual write transaction.

@@ -63,6 +63,34 @@ def _reason(exc: Exception) -> str:
     return f"internal error ({type(exc).__name__})"
 
 
+# A ``scheduled_jobs`` row, as ``job_row`` makes it.
+JobRow = dict[str, Any]
+
+
+def job_row(
+    *,
+    kind: str,
+    payload: dict[str, Any],
+    due_at: datetime,
+    now: datetime,
+    referral_id: str | None = None,
+) -> JobRow:
+    """A pending job, for the caller to write in its transaction (``enqueue``, or a plan)."""
+    return {
+        "id": new_id("job"),
+        "kind": kind,
+        "payload": payload,
+        "referral_id": referral_id,
+        "due_at": due_at,
+        "state": "pending",
+        "attempts": 0,
+        "locked_until": None,
+        "last_error": None,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
 async def enqueue(
     conn: AsyncConnection,
     *,
@@ -71,25 +99,9 @@ async def enqueue(
     due_at: datetime,
     referral_id: str | None = None,
 ) -> str:
-    job_id = new_id("job")
-    now = utcnow()
-    await conn.execute(
-        insert(_jobs),
-        {
-            "id": job_id,
-            "kind": kind,
-            "payload": payload,
-            "referral_id": referral_id,
-            "due_at": due_at,
-            "state": "pending",
-            "attempts": 0,
-            "locked_until": None,
-            "last_error": None,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
-    return job_id
+    row = job_row(kind=kind, payload=payload, due_at=due_at, now=utcnow(), referral_id=referral_id)
+    await conn.execute(insert(_jobs), row)
+    return str(row["id"])
 
 
 async def _run_one(db: Database, now: datetime, handlers: Handlers, gave_up: GaveUp | None) -> bool:

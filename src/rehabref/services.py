@@ -16,6 +16,7 @@ from rehabref.intake.messaging import MessagingAdapter, SandboxMessaging
 from rehabref.matching.roster import RosterSources
 from rehabref.partners.auth import Authenticator
 from rehabref.rate_limiting import RateLimiter
+from rehabref.workflows.create_store import CreateStore
 from rehabref.workflows.referral_created import ReferralCreated
 
 
@@ -31,7 +32,9 @@ class Services:
     coverage: CoverageSources
     # Where each environment's referrals find their physiotherapists.
     roster: RosterSources
-    # Run in the creating transaction of every referral (the sandbox's scenarios).
+    # Writes every referral create (one statement on PostgreSQL, one transaction elsewhere).
+    create_store: CreateStore
+    # Add their rows to every referral's create (the sandbox's scenario jobs).
     referral_created: tuple[ReferralCreated, ...] = ()
     # Outbound patient messages; app start-up picks it from REHABREF_MESSAGING.
     messaging: MessagingAdapter = field(default_factory=SandboxMessaging)

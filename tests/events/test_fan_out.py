@@ -1,7 +1,7 @@
 """A created referral's events get one pending delivery per subscribed endpoint.
 
-On PostgreSQL a V1 create chooses and numbers the endpoints inside its one INSERT statement
-(``outbox._fan_out_statement``); elsewhere they are read first. Both must pick the same set.
+Every emitter picks them with ``outbox.fan_out``; a create's store checks, in the statement that
+writes it, that the endpoints it planned with are still the active ones.
 """
 
 from __future__ import annotations
@@ -95,3 +95,36 @@ def test_a_partner_without_endpoints_gets_events_and_no_deliveries(client, partn
             .all()
         )
     assert events == ["referral.created"]
+
+
+def test_endpoints_registered_or_removed_between_creates_are_seen_by_the_next_one(
+    client, partner, sql
+):
+    """The create store keeps each partner's endpoints between creates; the statement that
+    writes a create checks them, so a change made since is never missed."""
+    key = partner["keys"]["sk_test"]
+
+    def create() -> str:
+        body = v1_referral()
+        response = client.post(
+            REFERRALS, json=body, headers=auth(key, idempotency_key=body["external_ref"])
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["referral_id"])
+
+    before = create()
+    added = register(client, key, "http://127.0.0.1:9/added-later")
+    with_endpoint = create()
+    assert (
+        client.delete(
+            f"/api/v1/partners/webhook-endpoints/{added['endpoint_id']}", headers=auth(key)
+        ).status_code
+        == 204
+    )
+    after_removal = create()
+
+    assert added["url"] not in deliveries_by_url(sql, before)
+    assert [t for t, _, _ in deliveries_by_url(sql, with_endpoint)[added["url"]]] == [
+        "referral.created"
+    ]
+    assert added["url"] not in deliveries_by_url(sql, after_removal)

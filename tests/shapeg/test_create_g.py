@@ -372,7 +372,7 @@ def test_concurrent_retries_with_one_idempotency_key_make_one_referral(server, p
 
 
 def test_a_messaging_failure_creates_nothing(database_url, partner, sql):
-    from rehabref.db import Database
+    from rehabref.clock import utcnow
     from rehabref.errors import ApiError
     from rehabref.instance_secret import SecretBox
     from rehabref.principal import Principal
@@ -380,7 +380,7 @@ def test_a_messaging_failure_creates_nothing(database_url, partner, sql):
     from rehabref.workflows import referral_created_g as service_g
 
     class BrokenMessaging:
-        async def send(self, **_: object) -> str:
+        async def accept(self, **_: object) -> dict[str, object]:
             raise ConnectionError("provider down")
 
     body = g_referral()
@@ -404,18 +404,14 @@ def test_a_messaging_failure_creates_nothing(database_url, partner, sql):
     )
 
     async def run():
-        db = Database(database_url, pool_size=1)
-        try:
-            async with db.write() as conn:
-                await service_g.create_g(
-                    conn,
-                    principal=principal,
-                    request=ReferralCreateG.model_validate(body),
-                    grant=None,
-                    ctx=ctx,
-                )
-        finally:
-            await db.dispose()
+        # Planning hands the message over before anything is written: nothing to undo.
+        await service_g.plan_g(
+            principal=principal,
+            request=ReferralCreateG.model_validate(body),
+            grant=None,
+            ctx=ctx,
+            now=utcnow(),
+        )
 
     with pytest.raises(ApiError) as failure:
         asyncio.run(run())

@@ -17,7 +17,7 @@ from rehabref.events.catalogue import EVENT_TYPES
 from rehabref.events.schemas import WebhookEndpointCreate
 from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
-from rehabref.idempotency.flow import create_idempotently
+from rehabref.idempotency.flow import create_idempotently, in_transaction
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -73,7 +73,7 @@ async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
         operation="webhook_endpoints.create",
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
-        create=create,
+        persist=in_transaction(services.db, create),
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )
 
@@ -193,7 +193,7 @@ async def redeliver_event(request: PlainRequest, event_id: str) -> Response[byte
         operation=f"events.redeliver:{event_id}",
         body={},
         ttl_seconds=services.settings.idempotency_ttl_seconds,
-        create=redeliver,
+        persist=in_transaction(services.db, redeliver),
         conflict=no_target,
         status=202,
     )

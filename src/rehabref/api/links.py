@@ -10,7 +10,7 @@ from rehabref import fields
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
-from rehabref.idempotency.flow import create_idempotently
+from rehabref.idempotency.flow import create_idempotently, in_transaction
 from rehabref.links import service
 from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -51,7 +51,7 @@ async def create_link(request: PlainRequest) -> Response[bytes]:
         operation=CREATE_OPERATION,
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
-        create=create,
+        persist=in_transaction(services.db, create),
         # Links have no unique field of their own: a unique violation here is the key's race.
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )

@@ -6,17 +6,17 @@ Litestar; ``ROUTES`` lists them for the router and the documentation check.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-import msgspec
 from litestar import Response
 
 from rehabref import fields
 from rehabref.api.referrals_g import create_referral_g
 from rehabref.api_request import ApiRequest
+from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
-from rehabref.fastsql import Connection
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
 from rehabref.plain_asgi import PlainRoute
@@ -28,7 +28,6 @@ from rehabref.referrals.shape import detect_shape
 from rehabref.referrals.status import STATUSES
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
-from rehabref.sandbox import scenarios
 from rehabref.services import services_of
 from rehabref.workflows import referral_created as created
 
@@ -45,26 +44,19 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
         return await create_referral_g(services, principal, body, key)
     payload = validate(ReferralCreateV1, body)
     settings = services.settings
-    intake = created.IntakeSettings(
-        box=services.box,
-        base_url=settings.base_url,
-        assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
+    plan = created.plan_v1(
+        principal=principal,
+        request=payload,
+        intake=created.IntakeSettings(
+            box=services.box,
+            base_url=settings.base_url,
+            assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
+        ),
+        now=utcnow(),
+        on_created=services.referral_created,
     )
-
-    runs_scenario = scenarios.runs_scenario(principal.environment, payload.patient.phone)
-
-    async def create(conn: Connection) -> bytes:
-        # A duplicate external_ref fails on the unique index (the conflict below); checking
-        # first would cost a round trip on every create.
-        body = await created.create_v1(
-            conn,
-            principal=principal,
-            request=payload,
-            intake=intake,
-            on_created=services.referral_created,
-        )
-        return msgspec.json.encode(body)
-
+    # A duplicate external_ref fails on the unique index (the conflict below); checking
+    # first would cost a round trip on every create.
     return await create_idempotently(
         services.db,
         principal=principal,
@@ -72,12 +64,8 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
         operation=CREATE_OPERATION,
         body=body,
         ttl_seconds=settings.idempotency_ttl_seconds,
-        create=create,
+        persist=partial(services.create_store.persist, plan),
         conflict=lambda: _duplicate(payload.external_ref),
-        batch_inserts=True,
-        # A sandbox scenario reads back and updates what the create wrote, which needs a
-        # transaction; every other create is inserts only and goes as one statement.
-        one_statement_create=None if runs_scenario else create,
     )
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Response
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.idempotency.flow import create_idempotently
+from rehabref.clock import utcnow
+from rehabref.idempotency.flow import answered_before, create_idempotently
+from rehabref.idempotency.service import KeyClaim
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
+from rehabref.referrals.service_g import find_by_partner_reference
 from rehabref.request_body import validate
 from rehabref.services import Services
 from rehabref.workflows import referral_created_g as created_g
@@ -38,19 +39,28 @@ async def create_referral_g(
 ) -> Response[bytes]:
     payload = validate(ReferralCreateG, body)
     ctx = _context(services)
-    # Checks with network I/O (callback host resolution) run before the write transaction.
+    # Checks with network I/O (callback host resolution) run before anything is written.
     grant = await created_g.check_request(principal=principal, request=payload, ctx=ctx)
 
-    async def create(conn: AsyncConnection) -> bytes:
-        created = await created_g.create_g(
-            conn,
+    async def persist(claim: KeyClaim | None) -> bytes:
+        # The patient is messaged while planning, before the write: a replay, or a reference
+        # already used, is answered from a read first so that it messages nobody.
+        async with services.db.read() as conn:
+            if claim is not None:
+                await answered_before(conn, claim)
+            if payload.partner_reference is not None and await find_by_partner_reference(
+                conn, principal=principal, partner_reference=payload.partner_reference
+            ):
+                raise created_g.duplicate_reference()
+        plan = await created_g.plan_g(
             principal=principal,
             request=payload,
             grant=grant,
             ctx=ctx,
+            now=utcnow(),
             on_created=services.referral_created,
         )
-        return msgspec.json.encode(created)
+        return await services.create_store.persist(plan, claim)
 
     return await create_idempotently(
         services.db,
@@ -59,6 +69,6 @@ async def create_referral_g(
         operation=CREATE_OPERATION,
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
-        create=create,
+        persist=persist,
         conflict=created_g.duplicate_reference,
     )

@@ -2,44 +2,27 @@
 
 An event row and one pending delivery row per subscribed target are written with the state
 change they describe, so a crash after commit loses nothing: the worker finds them.
+
+``outbox_rows`` and ``fan_out`` are pure: a referral create plans its rows with them
+(``workflows/create_plan.py``) and ``record_events`` writes them for every other emitter, so
+which endpoints hear of an event is decided in one place.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
-from sqlalchemy import (
-    ColumnElement,
-    Integer,
-    String,
-    bindparam,
-    case,
-    cast,
-    func,
-    insert,
-    literal_column,
-    or_,
-    select,
-)
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref import ids
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.catalogue import EVENT_TYPES, within_boundary
-from rehabref.fastsql import (
-    Connection,
-    Statement,
-    batching,
-    execute,
-    execute_many,
-    fetch_all,
-    fetch_one,
-)
+from rehabref.fastsql import Connection, Statement, execute_many, fetch_all, fetch_one
 from rehabref.ids import new_id
 from rehabref.tables.events import Delivery, Event, WebhookEndpoint
 from rehabref.tables.partners import Partner
@@ -50,88 +33,16 @@ _endpoints = table(WebhookEndpoint)
 _partners = table(Partner)
 _CONTRACT = Statement(select(_partners.c.contract).where(_partners.c.id == bindparam("partner_id")))
 _ACTIVE_ENDPOINTS = Statement(
-    select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events).where(
+    select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events)
+    .where(
         _endpoints.c.partner_id == bindparam("partner_id"),
         _endpoints.c.environment == bindparam("environment"),
         _endpoints.c.active.is_(True),
     )
+    .order_by(_endpoints.c.id)
 )
 _INSERT_EVENTS = Statement(insert(_events))
 _INSERT_DELIVERIES = Statement(insert(_deliveries))
-
-
-def _fan_out_statement() -> Statement:
-    """PostgreSQL: one pending delivery per subscribed endpoint of an event, chosen and
-    numbered in SQL, so a batched create needs no round trip to read the endpoints first.
-
-    Delivery ids are ``stem + two characters`` of an ``ids.new_id_block`` stem. Constants
-    are written into the SQL text, not sent as parameters with every create.
-    """
-
-    def constant(value: int) -> ColumnElement[int]:
-        return literal_column(str(value), Integer)
-
-    enabled = cast(_endpoints.c.enabled_events, JSONB)
-    every_event = or_(
-        _endpoints.c.enabled_events.is_(None),
-        case(
-            (
-                func.jsonb_typeof(enabled) == literal_column("'array'", String),
-                func.jsonb_array_length(enabled),
-            ),
-            else_=constant(0),
-        )
-        == constant(0),
-    )
-    subscribed = (
-        select(
-            _endpoints.c.id,
-            _endpoints.c.url,
-            (cast(func.row_number().over(order_by=_endpoints.c.id), Integer) - constant(1)).label(
-                "n"
-            ),
-        )
-        .where(
-            _endpoints.c.partner_id == bindparam("partner_id"),
-            _endpoints.c.environment == bindparam("environment"),
-            _endpoints.c.active.is_(True),
-            or_(every_event, enabled.has_key(bindparam("event_type", type_=String))),
-        )
-        .subquery()
-    )
-
-    alphabet = literal_column(f"'{ids.ALPHABET}'", String)
-
-    def id_char(position: ColumnElement[int]) -> ColumnElement[str]:
-        return func.substr(alphabet, position + constant(1), constant(1))
-
-    when = bindparam("when", type_=_deliveries.c.created_at.type)
-    rows = select(
-        bindparam("id_stem", type_=String)
-        + id_char(subscribed.c.n // constant(32))
-        + id_char(subscribed.c.n % constant(32)),
-        bindparam("event_id", type_=String),
-        subscribed.c.id,
-        subscribed.c.url,
-        literal_column("'pending'", String),
-        constant(0),
-        when,
-        when,
-    ).select_from(subscribed)
-    columns = [
-        "id",
-        "event_id",
-        "endpoint_id",
-        "target_url",
-        "state",
-        "attempt_count",
-        "next_attempt_at",
-        "created_at",
-    ]
-    return Statement(insert(_deliveries).from_select(columns, rows))
-
-
-_FAN_OUT = _fan_out_statement()
 
 
 @dataclass(frozen=True)
@@ -146,10 +57,84 @@ class NewEvent:
     only_extra_targets: bool = False
 
 
+class Endpoint(NamedTuple):
+    """An active webhook endpoint. Its url and events never change (an endpoint is only ever
+    registered or deactivated), so its id stands for all of it."""
+
+    id: str
+    url: str
+    enabled_events: list[str] | None
+
+
+@dataclass(frozen=True)
+class OutboxEvent:
+    """An event row to write, with what ``fan_out`` needs to pick its targets."""
+
+    row: dict[str, Any]
+    event: NewEvent
+
+
 def envelope(*, event_id: str, event_type: str, occurred_at: datetime, data: dict[str, Any]) -> str:
     return msgspec.json.encode(
         {"event_id": event_id, "type": event_type, "occurred_at": iso(occurred_at), "data": data}
     ).decode()
+
+
+def outbox_rows(
+    *, partner_id: str, environment: str, contract: str, events: Iterable[NewEvent], now: datetime
+) -> list[OutboxEvent]:
+    """The event rows, ``data`` cut to the partner's data boundary (no clinical keys for
+    ``v1``) so no emitter can leak clinical content by mistake; the envelope is encoded once,
+    here, and sent as it is on every attempt."""
+    planned: list[OutboxEvent] = []
+    for item in events:
+        if item.event_type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {item.event_type}")
+        when = item.occurred_at or now
+        event_id = new_id("evt")
+        data = within_boundary(item.data, contract=contract)
+        row = {
+            "id": event_id,
+            "partner_id": partner_id,
+            "environment": environment,
+            "type": item.event_type,
+            "referral_id": item.referral_id,
+            "data": data,
+            "body": envelope(
+                event_id=event_id, event_type=item.event_type, occurred_at=when, data=data
+            ),
+            "occurred_at": when,
+        }
+        planned.append(OutboxEvent(row, item))
+    return planned
+
+
+def fan_out(events: Sequence[OutboxEvent], endpoints: Sequence[Endpoint]) -> list[dict[str, Any]]:
+    """One pending delivery per event and target: each active endpoint subscribed to the
+    event's type (no list, or an empty one, means every type), then its extra targets. Ids
+    are made in order, so an event's deliveries sort after it and before the next event's."""
+    rows: list[dict[str, Any]] = []
+    for planned in events:
+        item = planned.event
+        event_id = planned.row["id"]
+        when = planned.row["occurred_at"]
+        if not item.only_extra_targets:
+            rows.extend(
+                delivery_row(event_id, endpoint.id, endpoint.url, when)
+                for endpoint in endpoints
+                if not endpoint.enabled_events or item.event_type in endpoint.enabled_events
+            )
+        rows.extend(delivery_row(event_id, None, url, when) for url in item.extra_targets)
+    return rows
+
+
+async def active_endpoints(
+    conn: Connection, *, partner_id: str, environment: str
+) -> list[Endpoint]:
+    rows = await fetch_all(
+        conn, _ACTIVE_ENDPOINTS, {"partner_id": partner_id, "environment": environment}
+    )
+    return [Endpoint(row.id, row.url, row.enabled_events) for row in rows]
 
 
 async def record_events(
@@ -160,77 +145,24 @@ async def record_events(
     events: list[NewEvent],
     contract: str | None = None,
 ) -> list[str]:
-    """Store events and their pending deliveries in four statements. Never commits.
+    """Store events and their pending deliveries. Never commits.
 
-    ``data`` is cut to the partner's data boundary here (no clinical keys for ``v1``), so no
-    emitter can leak clinical content by mistake. Callers that know the partner's contract
-    pass it and save a query.
+    Callers that know the partner's contract pass it and save a query.
     """
-    for item in events:
-        if item.event_type not in EVENT_TYPES:
-            raise ValueError(f"unknown event type {item.event_type}")
     if contract is None:
         found = await fetch_one(conn, _CONTRACT, {"partner_id": partner_id})
         contract = found.contract if found is not None else "v1"
-    # Batched on PostgreSQL: the endpoints are chosen inside the batch's one statement.
-    in_sql = batching(conn)
-    endpoints = (
-        []
-        if in_sql
-        else [
-            (row.id, row.url, row.enabled_events)
-            for row in await fetch_all(
-                conn, _ACTIVE_ENDPOINTS, {"partner_id": partner_id, "environment": environment}
-            )
-        ]
+    planned = outbox_rows(
+        partner_id=partner_id,
+        environment=environment,
+        contract=contract,
+        events=events,
+        now=utcnow(),
     )
-    fan_outs: list[dict[str, Any]] = []
-    event_rows: list[dict[str, Any]] = []
-    delivery_rows: list[dict[str, Any]] = []
-    now = utcnow()
-    for item in events:
-        when = item.occurred_at or now
-        event_id = new_id("evt")
-        data = within_boundary(item.data, contract=contract)
-        event_rows.append(
-            {
-                "id": event_id,
-                "partner_id": partner_id,
-                "environment": environment,
-                "type": item.event_type,
-                "referral_id": item.referral_id,
-                "data": data,
-                "body": envelope(
-                    event_id=event_id, event_type=item.event_type, occurred_at=when, data=data
-                ),
-                "occurred_at": when,
-            }
-        )
-        targets: list[tuple[str | None, str]] = [
-            (endpoint_id, url)
-            for endpoint_id, url, enabled in endpoints
-            if not item.only_extra_targets and (not enabled or item.event_type in enabled)
-        ]
-        targets.extend((None, url) for url in item.extra_targets)
-        if in_sql and not item.only_extra_targets:
-            fan_outs.append(
-                {
-                    "partner_id": partner_id,
-                    "environment": environment,
-                    "event_type": item.event_type,
-                    "id_stem": ids.new_id_block("dlv"),
-                    "event_id": event_id,
-                    "when": when,
-                }
-            )
-        delivery_rows.extend(
-            delivery_row(event_id, endpoint_id, url, when) for endpoint_id, url in targets
-        )
-    await execute_many(conn, _INSERT_EVENTS, event_rows)
-    await execute_many(conn, _INSERT_DELIVERIES, delivery_rows)
-    for fan_out in fan_outs:
-        await execute(conn, _FAN_OUT, fan_out)
-    return [row["id"] for row in event_rows]
+    endpoints = await active_endpoints(conn, partner_id=partner_id, environment=environment)
+    await execute_many(conn, _INSERT_EVENTS, [item.row for item in planned])
+    await execute_many(conn, _INSERT_DELIVERIES, fan_out(planned, endpoints))
+    return [item.row["id"] for item in planned]
 
 
 async def record_event(

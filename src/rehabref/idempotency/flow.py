@@ -1,15 +1,21 @@
 """The one idempotent-create flow every POST that creates something goes through.
 
-With a key: the stored answer is replayed, a different body is refused (422), and a first
-request runs ``create`` and stores its answer in the same transaction. Losing a unique-index
-race to a concurrent request ends as if we had come second: a replay, a 422, or the caller's
-conflict error. Without a key: ``create`` runs once and a unique violation is that conflict.
+The caller hands over ``persist``: it writes the request's effect and, given a claim, the
+claim's record with the answer, all or nothing, and returns the answer's body. With a key:
+a request already answered is replayed, a different body under the key is refused (422),
+and a concurrent one still running is a 409. Losing a unique-index race ends as if we had
+come second: a replay, a 422, or the caller's conflict error. Without a key, a unique
+violation is that conflict.
+
+Two kinds of ``persist``: a referral create writes its plan through the create store
+(``workflows/create_store.py``) and lets the record's primary key find a key seen before;
+other creates run their service function in one transaction (``in_transaction``), which
+looks the key up first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import nullcontext
 from typing import Any
 
 from litestar import Response
@@ -18,8 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.db import Database
 from rehabref.errors import ApiError
-from rehabref.fastsql import Connection, batched_inserts
 from rehabref.idempotency.service import (
+    KeyClaim,
     StoredResponse,
     claim_in_process,
     fingerprint,
@@ -32,10 +38,18 @@ from rehabref.idempotency.service import (
 from rehabref.principal import Principal
 from rehabref.responses import JSON
 
-# Returns the JSON body of the success answer.
+# Writes the effect (and the claim's record, when given) at once; returns the answer's body.
+Persist = Callable[[KeyClaim | None], Awaitable[bytes]]
+# A service call in the caller's transaction; returns the answer's body.
 Create = Callable[[AsyncConnection], Awaitable[bytes]]
-# The same, written with ``fastsql`` only, so it also runs on a raw autocommit connection.
-FastCreate = Callable[[Connection], Awaitable[bytes]]
+
+
+class AnsweredBefore(Exception):
+    """Raised by a ``persist`` that found the key's stored answer before writing anything."""
+
+    def __init__(self, stored: StoredResponse) -> None:
+        super().__init__("answered before")
+        self.stored = stored
 
 
 def replay(stored: StoredResponse) -> Response[bytes]:
@@ -55,84 +69,73 @@ async def create_idempotently(
     operation: str,
     body: dict[str, Any],
     ttl_seconds: int,
-    create: Create,
+    persist: Persist,
     conflict: Callable[[], ApiError],
     status: int = 201,
-    batch_inserts: bool = False,
-    one_statement_create: FastCreate | None = None,
 ) -> Response[bytes]:
-    """``batch_inserts``: send the creation's INSERTs and the stored answer as one statement
-    (``fastsql.batched_inserts``); only for ``create`` functions written with ``fastsql``.
-
-    ``one_statement_create``: used instead of ``create`` when given; it only reads and queues
-    INSERTs, so on PostgreSQL the whole write, stored answer included, is one autocommit
-    statement.
-    A key seen before then shows as the record's primary-key violation, and is answered
-    from the stored record like a lost race: four round trips fewer on every first request.
-    """
     if key is None:
         try:
-            async with db.write() as conn:
-                content = await create(conn)
+            content = await persist(None)
         except IntegrityError:
             raise conflict() from None
         return Response(content=content, status_code=status, media_type=JSON)
-    scope = {"partner_id": principal.partner_id, "environment": principal.environment, "key": key}
-    request_print = fingerprint(operation, body)
+    claim = KeyClaim(
+        partner_id=principal.partner_id,
+        environment=principal.environment,
+        key=key,
+        fingerprint=fingerprint(operation, body),
+        status=status,
+        ttl_seconds=ttl_seconds,
+    )
     with claim_in_process(principal.partner_id, principal.environment, key):
         for attempt in (1, 2):
             try:
-                if one_statement_create is not None:
-                    response = await _create_in_one_statement(
-                        db, scope, request_print, ttl_seconds, one_statement_create, status
-                    )
-                    break
-                async with db.write() as conn:
-                    stored = await lookup(conn, **scope, request_fingerprint=request_print)
-                    if stored is not None:
-                        return replay(stored)
-                    async with batched_inserts(conn) if batch_inserts else nullcontext():
-                        response = StoredResponse(status, await create(conn))
-                        await remember(
-                            conn,
-                            **scope,
-                            request_fingerprint=request_print,
-                            response=response,
-                            ttl_seconds=ttl_seconds,
-                        )
-                break
+                content = await persist(claim)
+            except AnsweredBefore as answered:
+                return replay(answered.stored)
             except IntegrityError:
                 async with db.read() as conn:
-                    winner = await read_committed(conn, **scope)
+                    winner = await read_committed(conn, **claim.scope)
                 if winner is not None and winner.expired and attempt == 1:
                     # A record past its 24 h that nobody purged yet blocks the key: drop it
-                    # and try once more (the checked path does this before its insert).
+                    # and try once more.
                     async with db.write() as conn:
-                        if await forget_expired(conn, **scope):
+                        if await forget_expired(conn, **claim.scope):
                             continue
                 if winner is None or winner.expired:
                     raise conflict() from None
-                if winner.fingerprint != request_print:
+                if winner.fingerprint != claim.fingerprint:
                     raise key_reused() from None
                 return replay(winner.response)
-    return Response(content=response.body, status_code=status, media_type=JSON)
+            return Response(content=content, status_code=status, media_type=JSON)
+    raise conflict()
 
 
-async def _create_in_one_statement(
-    db: Database,
-    scope: dict[str, str],
-    request_print: str,
-    ttl_seconds: int,
-    create: FastCreate,
-    status: int,
-) -> StoredResponse:
-    async with db.autocommit() as conn, batched_inserts(conn, single_statement=True):
-        response = StoredResponse(status, await create(conn))
-        await remember(
-            conn,
-            **scope,
-            request_fingerprint=request_print,
-            response=response,
-            ttl_seconds=ttl_seconds,
-        )
-    return response
+def in_transaction(db: Database, create: Create) -> Persist:
+    """``persist`` for a service function: one write transaction that first looks the key up
+    (locking it on PostgreSQL), then runs ``create`` and stores its answer."""
+
+    async def persist(claim: KeyClaim | None) -> bytes:
+        async with db.write() as conn:
+            if claim is not None:
+                stored = await lookup(conn, **claim.scope, request_fingerprint=claim.fingerprint)
+                if stored is not None:
+                    raise AnsweredBefore(stored)
+            content = await create(conn)
+            if claim is not None:
+                await remember(conn, claim.record(content))
+        return content
+
+    return persist
+
+
+async def answered_before(conn: AsyncConnection, claim: KeyClaim) -> None:
+    """For a ``persist`` with work that must not be done twice before its write (a message
+    to the patient): raise ``AnsweredBefore`` (or the 422 of a reused key) when the key
+    already has its answer."""
+    stored = await read_committed(conn, **claim.scope)
+    if stored is None or stored.expired:
+        return
+    if stored.fingerprint != claim.fingerprint:
+        raise key_reused()
+    raise AnsweredBefore(stored.response)

@@ -38,6 +38,33 @@ class StoredResponse:
     body: bytes
 
 
+@dataclass(frozen=True)
+class KeyClaim:
+    """A first request under a key: what its stored answer will be filed under."""
+
+    partner_id: str
+    environment: str
+    key: str
+    fingerprint: str
+    status: int
+    ttl_seconds: int
+
+    @property
+    def scope(self) -> dict[str, str]:
+        return {"partner_id": self.partner_id, "environment": self.environment, "key": self.key}
+
+    def record(self, body: bytes) -> dict[str, Any]:
+        """The ``idempotency_records`` row storing ``body`` as this request's answer, to be
+        written in the same transaction (or statement) as the request's effect."""
+        return {
+            **self.scope,
+            "fingerprint": self.fingerprint,
+            "response_status": self.status,
+            "response_body": body,
+            "expires_at": utcnow() + timedelta(seconds=self.ttl_seconds),
+        }
+
+
 def valid_key(value: str | None, *, required: bool) -> str | None:
     if value is None or value == "":
         if required:
@@ -146,29 +173,8 @@ def key_reused() -> ApiError:
     )
 
 
-async def remember(
-    conn: Connection,
-    *,
-    partner_id: str,
-    environment: str,
-    key: str,
-    request_fingerprint: str,
-    response: StoredResponse,
-    ttl_seconds: int,
-) -> None:
-    await execute(
-        conn,
-        _INSERT,
-        {
-            "partner_id": partner_id,
-            "environment": environment,
-            "key": key,
-            "fingerprint": request_fingerprint,
-            "response_status": response.status,
-            "response_body": response.body,
-            "expires_at": utcnow() + timedelta(seconds=ttl_seconds),
-        },
-    )
+async def remember(conn: Connection, record: dict[str, Any]) -> None:
+    await execute(conn, _INSERT, record)
 
 
 @dataclass(frozen=True)

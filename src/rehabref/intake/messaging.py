@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy import insert
@@ -25,6 +26,21 @@ _messages = table(OutboundMessage)
 
 
 class MessagingAdapter(Protocol):
+    async def accept(
+        self,
+        *,
+        to: str,
+        text: str,
+        link: str,
+        template: str,
+        referral_id: str | None,
+        now: datetime,
+    ) -> dict[str, Any]:
+        """Take a message to send; returns its ``outbound_messages`` row, which the caller
+        writes in its own transaction (a create's plan). Raises when it cannot be taken now.
+        """
+        ...
+
     async def send(
         self,
         *,
@@ -54,6 +70,28 @@ class SandboxMessaging:
         self._db = db
         self.sent_count = 0
 
+    async def accept(
+        self,
+        *,
+        to: str,
+        text: str,
+        link: str,
+        template: str,
+        referral_id: str | None,
+        now: datetime,
+    ) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "id": new_id("msg"),
+            "referral_id": referral_id,
+            "recipient_ref": recipient_ref(to),
+            "template": template,
+            "provider": self.provider,
+            "created_at": now,
+        }
+        self.sent_count += 1
+        self._announce(row["id"], row)
+        return row
+
     async def send(
         self,
         *,
@@ -64,23 +102,15 @@ class SandboxMessaging:
         referral_id: str | None = None,
         conn: AsyncConnection | None = None,
     ) -> str:
-        message_id = new_id("msg")
-        row: dict[str, Any] = {
-            "id": message_id,
-            "referral_id": referral_id,
-            "recipient_ref": recipient_ref(to),
-            "template": template,
-            "provider": self.provider,
-            "created_at": utcnow(),
-        }
+        row = await self.accept(
+            to=to, text=text, link=link, template=template, referral_id=referral_id, now=utcnow()
+        )
         if conn is not None:
             await conn.execute(insert(_messages), row)
         elif self._db is not None:
             async with self._db.write() as own:
                 await own.execute(insert(_messages), row)
-        self.sent_count += 1
-        self._announce(message_id, row)
-        return message_id
+        return str(row["id"])
 
     def _announce(self, message_id: str, row: dict[str, Any]) -> None:
         return None

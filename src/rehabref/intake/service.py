@@ -58,6 +58,24 @@ def read_assistant_token(box: SecretBox, token: str) -> tuple[str, bool] | None:
     return session_id, int(expiry) > time.time()
 
 
+def assistant_session(
+    *, box: SecretBox, referral_id: str, now: datetime, ttl_seconds: int, base_url: str
+) -> tuple[dict[str, Any], str]:
+    """A new session row and the patient's URL for it (never log the URL)."""
+    session_id = new_id("ast")
+    expires_at = now + timedelta(seconds=ttl_seconds)
+    row = {
+        "id": session_id,
+        "referral_id": referral_id,
+        "expires_at": expires_at,
+        "opened_at": None,
+        "completed_at": None,
+        "created_at": now,
+    }
+    token = assistant_token(box, session_id=session_id, expires_at=expires_at)
+    return row, f"{base_url}/a/{token}"
+
+
 async def open_assistant_session(
     conn: Connection,
     *,
@@ -68,22 +86,11 @@ async def open_assistant_session(
     base_url: str,
 ) -> str:
     """Create the session row and return the patient's URL (never log it)."""
-    session_id = new_id("ast")
-    expires_at = now + timedelta(seconds=ttl_seconds)
-    await execute(
-        conn,
-        _INSERT_SESSION,
-        {
-            "id": session_id,
-            "referral_id": referral_id,
-            "expires_at": expires_at,
-            "opened_at": None,
-            "completed_at": None,
-            "created_at": now,
-        },
+    row, url = assistant_session(
+        box=box, referral_id=referral_id, now=now, ttl_seconds=ttl_seconds, base_url=base_url
     )
-    token = assistant_token(box, session_id=session_id, expires_at=expires_at)
-    return f"{base_url}/a/{token}"
+    await execute(conn, _INSERT_SESSION, row)
+    return url
 
 
 def form_token(box: SecretBox, session_id: str) -> str:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, get, post
 from litestar.response import Template
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -212,8 +213,7 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
             services, link, binding=binding, result=result, status=422, set_cookie=False
         )
     try:
-        async with services.db.write() as conn:
-            created = await _create_referral(services, conn, link, result)
+        created = await _create_referral(services, link, result)
     except IntegrityError:  # the same form posted twice at once: the other one won
         created = None
     if created is None:
@@ -234,21 +234,21 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
 
 
 async def _create_referral(
-    services: Services, conn: AsyncConnection, link: Any, result: FormResult
+    services: Services, link: Any, result: FormResult
 ) -> dict[str, Any] | None:
     """The API's create path, attributed to the link's partner and campaign.
 
     None when this very form was already submitted (same nonce, so same external_ref).
     """
     assert result.request is not None
-    principal = await _principal(conn, link)
-    if await referrals.find_by_external_ref(
-        conn, principal=principal, external_ref=result.request.external_ref
-    ):
-        return None
+    async with services.db.read() as conn:
+        principal = await _principal(conn, link)
+        if await referrals.find_by_external_ref(
+            conn, principal=principal, external_ref=result.request.external_ref
+        ):
+            return None
     settings = services.settings
-    created = await referral_created.create_v1(
-        conn,
+    plan = referral_created.plan_v1(
         principal=principal,
         request=result.request,
         intake=referral_created.IntakeSettings(
@@ -256,13 +256,12 @@ async def _create_referral(
             base_url=settings.base_url,
             assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
         ),
+        now=utcnow(),
         on_created=services.referral_created,
+        attribution=referral_created.Attribution(link_id=link.id, campaign=link.campaign),
     )
-    await conn.execute(
-        update(_referrals)
-        .where(_referrals.c.id == created["referral_id"])
-        .values(link_id=link.id, campaign=link.campaign)
-    )
+    await services.create_store.persist(plan, None)
+    created: dict[str, Any] = msgspec.json.decode(plan.response)
     return created
 
 

@@ -8,6 +8,7 @@ referral. Part of the referral core because the ``contact_pending`` status is de
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -22,6 +23,30 @@ _tasks = table(ContactTask)
 _INSERT_TASK = Statement(insert(_tasks))
 
 
+def contact_task(
+    *,
+    referral_id: str,
+    partner_id: str,
+    environment: str,
+    channel: str,
+    purpose: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """A new open task row, for the caller to write in its transaction."""
+    return {
+        "id": new_id("task"),
+        "referral_id": referral_id,
+        "partner_id": partner_id,
+        "environment": environment,
+        "channel": channel,
+        "purpose": purpose,
+        "status": "open",
+        "claimed_by": None,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
 async def open_contact_task(
     conn: Connection,
     *,
@@ -32,24 +57,16 @@ async def open_contact_task(
     purpose: str,
     now: datetime,
 ) -> str:
-    task_id = new_id("task")
-    await execute(
-        conn,
-        _INSERT_TASK,
-        {
-            "id": task_id,
-            "referral_id": referral_id,
-            "partner_id": partner_id,
-            "environment": environment,
-            "channel": channel,
-            "purpose": purpose,
-            "status": "open",
-            "claimed_by": None,
-            "created_at": now,
-            "updated_at": now,
-        },
+    row = contact_task(
+        referral_id=referral_id,
+        partner_id=partner_id,
+        environment=environment,
+        channel=channel,
+        purpose=purpose,
+        now=now,
     )
-    return task_id
+    await execute(conn, _INSERT_TASK, row)
+    return str(row["id"])
 
 
 async def open_unmatched_task(conn: AsyncConnection, *, referral: RowLike, now: datetime) -> None:

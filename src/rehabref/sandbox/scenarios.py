@@ -6,9 +6,10 @@ A referral created with a ``sk_test_`` key for test phone N schedules durable jo
 reduction 7 -> 3 (about 5 s), 4 is the eligibility check (400 ineligible, see
 ``sandbox/coverage.py``), 5 completes the intake like 1 while every event of the referral is
 delivered as three copies (``sandbox/replay_transport.py``). ``begin`` is a referral-created
-hook, ``handlers`` the job kinds and ``tell_partner`` what runs when a step gives up, all
-wired in ``wiring.py``; a step whose precondition has not happened yet retries later, and a
-step that cannot run is reported to the partner as a ``sandbox.scenario_failed`` event.
+hook (it returns the scenario's job rows, written with the referral), ``handlers`` the job
+kinds and ``tell_partner`` what runs when a step gives up, all wired in ``wiring.py``; a step
+whose precondition has not happened yet retries later, and a step that cannot run is
+reported to the partner as a ``sandbox.scenario_failed`` event.
 """
 
 from __future__ import annotations
@@ -24,8 +25,7 @@ from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
-from rehabref.fastsql import Connection, flush
-from rehabref.jobs import FailedJob, GiveUp, Handlers, NotReady, enqueue
+from rehabref.jobs import FailedJob, GiveUp, Handlers, JobRow, NotReady, job_row
 from rehabref.matching.roster import RosterSources
 from rehabref.matching.service import match_referral
 from rehabref.referrals.event_data import callback_targets, referral_base
@@ -64,47 +64,33 @@ PLAN: dict[int, tuple[tuple[str, timedelta], ...]] = {
 }
 
 
-async def schedule(
-    conn: AsyncConnection, *, referral_id: str, scenario: int, now: datetime
-) -> list[str]:
-    return [
-        await enqueue(
-            conn,
-            kind=kind,
-            payload={"referral_id": referral_id, "scenario": scenario},
-            due_at=now + delay,
-            referral_id=referral_id,
-        )
-        for kind, delay in PLAN.get(scenario, ())
-    ]
-
-
 def runs_scenario(environment: str, phone: str | None) -> bool:
     """Whether a referral created now starts a sandbox scenario (test keys, test phones)."""
     return environment == "test" and scenario_for(phone) is not None
 
 
-async def begin(
-    conn: Connection,
+def begin(
     *,
     referral_id: str,
     environment: str,
     phone: str | None,
     now: datetime,
-) -> None:
-    """Start the scenario of a test phone for a just-created referral (test keys only).
-
-    Call it in the creating transaction after the referral's events are recorded: it
-    schedules the scenario's jobs.
-    """
+) -> list[JobRow]:
+    """The scenario jobs of a test phone's new referral (test keys only; none otherwise),
+    written with the referral in its create (a referral-created hook, wired in ``wiring``)."""
     if not runs_scenario(environment, phone):
-        return
+        return []
     scenario = scenario_for(phone)
-    # Scenario creates run in a transaction (``runs_scenario`` keeps them off raw connections).
-    assert scenario is not None and isinstance(conn, AsyncConnection)
-    # The creating transaction's rows may still be queued (fastsql.batched_inserts).
-    await flush(conn)
-    await schedule(conn, referral_id=referral_id, scenario=scenario, now=now)
+    return [
+        job_row(
+            kind=kind,
+            payload={"referral_id": referral_id, "scenario": scenario},
+            due_at=now + delay,
+            now=now,
+            referral_id=referral_id,
+        )
+        for kind, delay in PLAN.get(scenario or 0, ())
+    ]
 
 
 async def _referral(conn: AsyncConnection, referral_id: str) -> Any:

@@ -1,8 +1,9 @@
 """A Shape V1 referral is created: the referral, its history, its intake (an assistant
-session or a contact task) and its events, in the caller's transaction.
+session or a contact task), its events and the jobs of the wired referral-created hooks,
+planned as rows (``CreatePlan``) for the create store to write at once.
 
-``on_created`` hooks (wired at start-up; the sandbox's scenarios are one) run last, in the
-same transaction.
+Planning reads and writes nothing: the same plan is written by one statement on PostgreSQL
+and by one transaction elsewhere (``create_store``).
 """
 
 from __future__ import annotations
@@ -10,39 +11,35 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-from sqlalchemy import insert
+import msgspec
 
-from rehabref.clock import iso, utcnow
-from rehabref.db import table
-from rehabref.events.outbox import NewEvent, record_events
-from rehabref.fastsql import Connection, Statement, execute, execute_many
+from rehabref.clock import iso
+from rehabref.events.outbox import NewEvent, outbox_rows
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
-from rehabref.intake.service import open_assistant_session
+from rehabref.intake.service import assistant_session
+from rehabref.jobs import JobRow
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import next_action
-from rehabref.referrals.tasks import open_contact_task
-from rehabref.tables.referrals import Referral, ReferralTransition
-
-_INSERT_REFERRAL = Statement(insert(table(Referral)))
-_INSERT_TRANSITIONS = Statement(insert(table(ReferralTransition)))
+from rehabref.referrals.tasks import contact_task
+from rehabref.workflows.create_plan import CreatePlan, Row, transition
 
 
 class ReferralCreated(Protocol):
-    """Called after a referral and its events are written, in the creating transaction."""
+    """What a new referral adds to its own create: scheduled jobs, written with it. It
+    reads and writes nothing itself, so every create, whoever wired what, is one plan."""
 
-    async def __call__(
+    def __call__(
         self,
-        conn: Connection,
         *,
         referral_id: str,
         environment: str,
         phone: str | None,
         now: datetime,
-    ) -> None: ...
+    ) -> Sequence[JobRow]: ...
 
 
 @dataclass(frozen=True)
@@ -52,58 +49,71 @@ class IntakeSettings:
     assistant_ttl_seconds: int
 
 
-async def create_v1(
-    conn: Connection,
+@dataclass(frozen=True)
+class Attribution:
+    """A referral made through a hosted referral link: the link and its campaign."""
+
+    link_id: str
+    campaign: str
+
+
+def plan_v1(
     *,
     principal: Principal,
     request: ReferralCreateV1,
     intake: IntakeSettings,
+    now: datetime,
     on_created: Sequence[ReferralCreated] = (),
-) -> dict[str, Any]:
-    """Create a Shape V1 referral, start its intake, write its events; returns the 2.3 body."""
-    now = utcnow()
+    attribution: Attribution | None = None,
+) -> CreatePlan:
+    """Plan a Shape V1 referral, its intake and its events; the response is the 2.3 body."""
     referral_id = new_id("ref")
     status = "contact_pending" if request.route == "contact" else "received"
-    await execute(
-        conn,
-        _INSERT_REFERRAL,
-        {
-            "id": referral_id,
-            "partner_id": principal.partner_id,
-            "environment": principal.environment,
-            "shape": "v1",
-            "status": status,
-            "external_ref": request.external_ref,
-            "patient_first_name": request.patient.first_name,
-            "patient_phone": request.patient.phone,
-            "patient_email": request.patient.email,
-            "patient_city": request.patient.city,
-            "reason": request.reason,
-            "care_mode": request.care_mode,
-            "preferred_contact": request.preferred_contact,
-            "route": request.route,
-            "consent_accepted": request.consent.accepted,
-            "consent_accepted_at": request.consent_time(),
-            "consent_version": request.consent.version,
-            "consent_source": request.consent.source,
-            "partner_metadata": request.metadata,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
-    actor = principal.actor
-    history = [_transition(referral_id, None, "received", actor, "referral created", now)]
+    patient = request.patient
+    referral: Row = {
+        "id": referral_id,
+        "partner_id": principal.partner_id,
+        "environment": principal.environment,
+        "shape": "v1",
+        "status": status,
+        "external_ref": request.external_ref,
+        "patient_first_name": patient.first_name,
+        "patient_phone": patient.phone,
+        "patient_email": patient.email,
+        "patient_city": patient.city,
+        "reason": request.reason,
+        "care_mode": request.care_mode,
+        "preferred_contact": request.preferred_contact,
+        "route": request.route,
+        "consent_accepted": request.consent.accepted,
+        "consent_accepted_at": request.consent_time(),
+        "consent_version": request.consent.version,
+        "consent_source": request.consent.source,
+        "partner_metadata": request.metadata,
+        "link_id": attribution.link_id if attribution else None,
+        "campaign": attribution.campaign if attribution else None,
+        "created_at": now,
+        "updated_at": now,
+    }
+    history = [transition(referral_id, None, "received", principal.actor, "referral created", now)]
     base_data = {
         "referral_id": referral_id,
         "external_ref": request.external_ref,
         "care_mode": request.care_mode,
         "route": request.route,
     }
-    events = [NewEvent("referral.created", {**base_data, "status": "received"}, referral_id)]
+    events = [
+        NewEvent(
+            "referral.created",
+            {**base_data, "status": "received"},
+            referral_id,
+        )
+    ]
+    sessions: list[Row] = []
+    tasks: list[Row] = []
     assistant_url = None
     if request.route == "contact":
-        task_id = await open_contact_task(
-            conn,
+        task = contact_task(
             referral_id=referral_id,
             partner_id=principal.partner_id,
             environment=principal.environment,
@@ -111,8 +121,9 @@ async def create_v1(
             purpose="initial_contact",
             now=now,
         )
+        tasks.append(task)
         history.append(
-            _transition(referral_id, "received", status, "system", "contact task opened", now)
+            transition(referral_id, "received", status, "system", "contact task opened", now)
         )
         events.append(
             NewEvent(
@@ -120,38 +131,22 @@ async def create_v1(
                 {
                     **base_data,
                     "status": status,
-                    "contact_task_id": task_id,
+                    "contact_task_id": task["id"],
                     "channel": request.preferred_contact,
                 },
                 referral_id,
             )
         )
     else:
-        assistant_url = await open_assistant_session(
-            conn,
+        session, assistant_url = assistant_session(
             box=intake.box,
             referral_id=referral_id,
             now=now,
             ttl_seconds=intake.assistant_ttl_seconds,
             base_url=intake.base_url,
         )
-    await execute_many(conn, _INSERT_TRANSITIONS, history)
-    await record_events(
-        conn,
-        partner_id=principal.partner_id,
-        environment=principal.environment,
-        events=events,
-        contract=principal.contract,
-    )
-    for hook in on_created:
-        await hook(
-            conn,
-            referral_id=referral_id,
-            environment=principal.environment,
-            phone=request.patient.phone,
-            now=now,
-        )
-    return {
+        sessions.append(session)
+    response = {
         "referral_id": referral_id,
         "external_ref": request.external_ref,
         "status": status,
@@ -160,22 +155,31 @@ async def create_v1(
         "assistant_session_url": assistant_url,
         "created_at": iso(now),
     }
-
-
-def _transition(
-    referral_id: str,
-    from_status: str | None,
-    to_status: str,
-    actor: str,
-    reason: str,
-    now: datetime,
-) -> dict[str, Any]:
-    return {
-        "id": new_id("trn"),
-        "referral_id": referral_id,
-        "from_status": from_status,
-        "to_status": to_status,
-        "actor": actor,
-        "reason": reason,
-        "created_at": now,
-    }
+    return CreatePlan(
+        partner_id=principal.partner_id,
+        environment=principal.environment,
+        referral=referral,
+        transitions=history,
+        assistant_sessions=sessions,
+        contact_tasks=tasks,
+        messages=(),
+        coverage=(),
+        events=outbox_rows(
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            contract=principal.contract,
+            events=events,
+            now=now,
+        ),
+        jobs=[
+            job
+            for hook in on_created
+            for job in hook(
+                referral_id=referral_id,
+                environment=principal.environment,
+                phone=patient.phone,
+                now=now,
+            )
+        ],
+        response=msgspec.json.encode(response),
+    )

@@ -1,5 +1,6 @@
 """A Shape G referral is created: the patient is messaged at once, the pre-authorised HMO
-coverage is linked, and its events are written, in the caller's transaction.
+coverage is linked, and its events are written, planned as rows (``CreatePlan``) for the
+create store, like a V1 create.
 """
 
 from __future__ import annotations
@@ -7,36 +8,26 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime
 
-from sqlalchemy import insert
-from sqlalchemy.ext.asyncio import AsyncConnection
+import msgspec
 
-from rehabref.clock import epoch_ms, utcnow
-from rehabref.db import table
+from rehabref.clock import epoch_ms
 from rehabref.eligibility import tokens as preauth
 from rehabref.errors import ApiError
 from rehabref.events import targets
-from rehabref.events.outbox import NewEvent, record_events
+from rehabref.events.outbox import NewEvent, outbox_rows
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.messaging import MessagingAdapter
-from rehabref.intake.service import open_assistant_session
+from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
-from rehabref.referrals.service_g import (
-    find_by_partner_reference,
-    new_tracking_code,
-    tracking_url,
-)
-from rehabref.tables.eligibility import ReferralCoverage
-from rehabref.tables.referrals import Referral, ReferralTransition
+from rehabref.referrals.service_g import new_tracking_code, tracking_url
+from rehabref.workflows.create_plan import CreatePlan, Row, transition
 from rehabref.workflows.referral_created import ReferralCreated
 
 log = logging.getLogger("rehabref.referrals")
-_referrals = table(Referral)
-_transitions = table(ReferralTransition)
-_coverage = table(ReferralCoverage)
 
 
 @dataclass(frozen=True)
@@ -100,69 +91,57 @@ def intake_text(first_name: str, partner_name: str) -> str:
     )
 
 
-async def create_g(
-    conn: AsyncConnection,
+async def plan_g(
     *,
     principal: Principal,
     request: ReferralCreateG,
     grant: preauth.PreAuth | None,
     ctx: GContext,
+    now: datetime,
     on_created: Sequence[ReferralCreated] = (),
-) -> dict[str, Any]:
-    """Create a Shape G referral, message the patient, write its events; the 2.3 G body."""
-    if request.partner_reference is not None and await find_by_partner_reference(
-        conn, principal=principal, partner_reference=request.partner_reference
-    ):
-        raise duplicate_reference()
-    now = utcnow()
+) -> CreatePlan:
+    """Plan a Shape G referral, message the patient, plan its events; the 2.3 G body.
+
+    The one step with I/O is handing the intake message to the messaging adapter, which
+    returns the message's row for the plan. If the provider fails, nothing is created: the
+    partner retries with the same Idempotency-Key.
+    """
     referral_id = new_id("ref")
     code = new_tracking_code()
     patient = request.patient
     notes = request.clinical_notes
-    await conn.execute(
-        insert(_referrals),
-        {
-            "id": referral_id,
-            "partner_id": principal.partner_id,
-            "environment": principal.environment,
-            "shape": "g",
-            "status": "received",
-            "partner_reference": request.partner_reference,
-            "tracking_code": code,
-            "patient_first_name": patient.first_name,
-            "patient_last_name": patient.last_name,
-            "patient_phone": patient.phone,
-            "patient_email": patient.email,
-            "patient_city": patient.city,
-            "patient_area": patient.area,
-            "preferred_contact": "messaging",
-            "route": "assistant",
-            "diagnosis": notes.diagnosis,
-            "recommended_sessions": notes.recommended_sessions,
-            "priority": notes.priority,
-            "referring_doctor": notes.referring_doctor,
-            "billing_mode": request.billing_mode,
-            "callback_url": request.callback_url,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
-    actor = principal.actor
-    await conn.execute(
-        insert(_transitions),
-        {
-            "id": new_id("trn"),
-            "referral_id": referral_id,
-            "from_status": None,
-            "to_status": "received",
-            "actor": actor,
-            "reason": "referral created (Shape G)",
-            "created_at": now,
-        },
-    )
-    if grant is not None:
-        await conn.execute(
-            insert(_coverage),
+    referral: Row = {
+        "id": referral_id,
+        "partner_id": principal.partner_id,
+        "environment": principal.environment,
+        "shape": "g",
+        "status": "received",
+        "partner_reference": request.partner_reference,
+        "tracking_code": code,
+        "patient_first_name": patient.first_name,
+        "patient_last_name": patient.last_name,
+        "patient_phone": patient.phone,
+        "patient_email": patient.email,
+        "patient_city": patient.city,
+        "patient_area": patient.area,
+        "preferred_contact": "messaging",
+        "route": "assistant",
+        "diagnosis": notes.diagnosis,
+        "recommended_sessions": notes.recommended_sessions,
+        "priority": notes.priority,
+        "referring_doctor": notes.referring_doctor,
+        "billing_mode": request.billing_mode,
+        "callback_url": request.callback_url,
+        "created_at": now,
+        "updated_at": now,
+    }
+    history = [
+        transition(
+            referral_id, None, "received", principal.actor, "referral created (Shape G)", now
+        )
+    ]
+    coverage = (
+        [
             {
                 "referral_id": referral_id,
                 "environment": principal.environment,
@@ -170,26 +149,26 @@ async def create_g(
                 "policy_number": grant.policy_number,
                 "procedure_code": grant.procedure_code,
                 "created_at": now,
-            },
-        )
-    deep_link = await open_assistant_session(
-        conn,
+            }
+        ]
+        if grant is not None
+        else []
+    )
+    session, deep_link = assistant_session(
         box=ctx.box,
         referral_id=referral_id,
         now=now,
         ttl_seconds=ctx.assistant_ttl_seconds,
         base_url=ctx.base_url,
     )
-    # The sandbox adapter records the request in this transaction and sends nothing. If a
-    # provider fails, nothing is created: the partner retries with the same Idempotency-Key.
     try:
-        await ctx.messaging.send(
+        message = await ctx.messaging.accept(
             to=patient.phone,
             text=intake_text(patient.first_name, principal.partner_name),
             link=deep_link,
             template="shape_g_intake",
             referral_id=referral_id,
-            conn=conn,
+            now=now,
         )
     except Exception as exc:
         log.warning("intake message failed", extra={"error_type": type(exc).__name__})
@@ -209,30 +188,14 @@ async def create_g(
         "priority": notes.priority,
         "intake_status": "pending_messaging_response",
     }
-    await record_events(
-        conn,
-        partner_id=principal.partner_id,
-        environment=principal.environment,
-        contract=principal.contract,
-        events=[
-            NewEvent(
-                "referral.created",
-                data,
-                referral_id,
-                extra_targets=(request.callback_url,) if request.callback_url else (),
-                occurred_at=now,
-            )
-        ],
+    event = NewEvent(
+        "referral.created",
+        data,
+        referral_id,
+        extra_targets=(request.callback_url,) if request.callback_url else (),
+        occurred_at=now,
     )
-    for hook in on_created:
-        await hook(
-            conn,
-            referral_id=referral_id,
-            environment=principal.environment,
-            phone=patient.phone,
-            now=now,
-        )
-    return {
+    response = {
         "status": "success",
         "referral_id": referral_id,
         "tracking_code": code,
@@ -248,3 +211,31 @@ async def create_g(
         },
         "created_at": epoch_ms(now),
     }
+    return CreatePlan(
+        partner_id=principal.partner_id,
+        environment=principal.environment,
+        referral=referral,
+        transitions=history,
+        assistant_sessions=[session],
+        contact_tasks=(),
+        messages=[message],
+        coverage=coverage,
+        events=outbox_rows(
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            contract=principal.contract,
+            events=[event],
+            now=now,
+        ),
+        jobs=[
+            job
+            for hook in on_created
+            for job in hook(
+                referral_id=referral_id,
+                environment=principal.environment,
+                phone=patient.phone,
+                now=now,
+            )
+        ],
+        response=msgspec.json.encode(response),
+    )

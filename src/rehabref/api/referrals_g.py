@@ -1,7 +1,9 @@
 """The Shape G branch of the create endpoint (same paths as V1; the body decides the shape).
 
 Idempotency-Key is optional for Shape G and honoured exactly like V1 when sent: the first
-response is stored with the referral in one transaction and replayed for 24 h.
+response is stored with the referral (one statement, or one transaction on SQLite) and replayed
+for 24 h. The patient is messaged while the create is planned, so a replay or a used
+``partner_reference`` is answered from a read before planning and messages nobody.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Idempotency-Key handling for POST requests.
 
 Scope: (partner, environment, key). The first successful response is stored in the same
-transaction as its business effect and replayed for 24 h; the same key with another body is a
-422; a second request while the first is still running is a 409. Concurrent duplicates are
-stopped three ways: an in-process set, a transaction-scoped advisory lock on PostgreSQL, and
-finally the primary key of the record, which makes the loser's transaction roll back whole.
+transaction (or statement) as its business effect and replayed for 24 h; the same key with
+another body is a 422; a second request while the first is still running is a 409.
+Concurrent duplicates are stopped by an in-process set, on PostgreSQL by a
+transaction-scoped advisory lock (creates run in a transaction, ``flow.in_transaction``), and
+finally by the primary key of the record, which makes the loser's write roll back whole.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from rehabref.links import service
 from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
+from rehabref.scope import PartnerScope
 from rehabref.services import services_of
 
 CREATE_OPERATION = "referral_links.create"
@@ -39,8 +40,7 @@ async def create_link(request: Request[Any, Any, Any]) -> Response[bytes]:
     async def create(conn: AsyncConnection) -> bytes:
         row = await service.create_link(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             campaign=payload.campaign,
             expires_at=expires_at,
         )
@@ -71,8 +71,7 @@ async def list_links(request: Request[Any, Any, Any]) -> Response[bytes]:
     async with services.db.read() as conn:
         rows, has_more = await service.list_links(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             before_id=before_id,
             limit=limit,
         )
@@ -94,8 +93,7 @@ async def get_link(request: Request[Any, Any, Any], link_id: str) -> Response[by
     async with services.db.read() as conn:
         row = await service.get_link(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             link_id=link_id,
         )
     if row is None:
@@ -110,8 +108,7 @@ async def deactivate_link(request: Request[Any, Any, Any], link_id: str) -> Resp
     async with services.db.write() as conn:
         row = await service.deactivate_link(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             link_id=link_id,
         )
     if row is None:

@@ -12,6 +12,7 @@ from rehabref.errors import ApiError
 from rehabref.events import history
 from rehabref.ops.auth import authenticate_operator
 from rehabref.responses import json_response
+from rehabref.scope import OperatorScope
 from rehabref.services import services_of
 
 DELIVERY_STATES = ("pending", "succeeded", "failed")
@@ -32,8 +33,7 @@ async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         rows, has_more = await history.list_events(
             conn,
-            partner_id=query.get("partner_id"),
-            environment=environment,
+            scope=OperatorScope(partner_id=query.get("partner_id"), environment=environment),
             event_type=event_type,
             referral_id=query.get("referral_id"),
             before_id=before_id,
@@ -53,18 +53,18 @@ async def ops_list_events(request: Request[Any, Any, Any]) -> Response[bytes]:
 async def ops_get_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
-        row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
             raise not_found("event")
-        deliveries = await history.deliveries_of(conn, event_id=row.id)
-    return json_response({**history.event_record(row, ops=True), "deliveries": deliveries})
+        deliveries = await history.deliveries_of(conn, events=[row])
+    return json_response({**history.event_record(row, ops=True), "deliveries": deliveries[row.id]})
 
 
 @post("/api/v1/ops/events/{event_id:str}/redeliver", status_code=202)
 async def ops_redeliver_event(request: Request[Any, Any, Any], event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
-        row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
             raise not_found("event")
         deliveries = await history.redeliver(conn, event=row)
@@ -87,8 +87,8 @@ async def ops_list_deliveries(request: Request[Any, Any, Any]) -> Response[bytes
     async with services_of(request).db.read() as conn:
         items, has_more = await history.list_deliveries(
             conn,
+            scope=OperatorScope(partner_id=query.get("partner_id")),
             state=state,
-            partner_id=query.get("partner_id"),
             before_id=before_id,
             limit=limit,
         )

@@ -13,13 +13,14 @@ from typing import Any
 
 from litestar import Request, get, post
 from litestar.response import Template
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.links import service
+from rehabref.links.rows import PublicLinkRow
 from rehabref.pages import form_tokens
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.pages.referral_form import (
@@ -31,7 +32,8 @@ from rehabref.pages.referral_form import (
     read_form,
 )
 from rehabref.principal import Principal
-from rehabref.referrals import service as referrals
+from rehabref.referrals import store
+from rehabref.scope import PartnerScope
 from rehabref.services import Services, services_of
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral
@@ -106,7 +108,7 @@ def _secure(services: Services) -> bool:
 
 def _form_page(
     services: Services,
-    link: Any,
+    link: PublicLinkRow,
     *,
     binding: str,
     result: FormResult | None,
@@ -148,13 +150,13 @@ async def show_form(request: Request[Any, Any, Any], public_code: str) -> Templa
     if wait is not None:
         return too_many_page(wait)
     async with services.db.read() as conn:
-        link = await service.resolve_code(conn, public_code)
+        link = await service.unscoped_by_public_code(conn, public_code)
     if link is None:
         return unknown_page()
     if not service.link_is_open(link, utcnow()):
         return closed_page()
     async with services.db.write() as conn:
-        await service.count_click(conn, link_id=link.id)
+        await service.count_click(conn, link=link)
     binding = request.cookies.get(COOKIE)
     fresh = not binding or len(binding) > 64
     if fresh:
@@ -171,7 +173,7 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
     if wait is not None:
         return too_many_page(wait)
     async with services.db.read() as conn:
-        link = await service.resolve_code(conn, public_code)
+        link = await service.unscoped_by_public_code(conn, public_code)
     if link is None:
         return unknown_page()
     now = utcnow()
@@ -234,7 +236,7 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
 
 
 async def _create_referral(
-    services: Services, conn: AsyncConnection, link: Any, result: FormResult
+    services: Services, conn: AsyncConnection, link: PublicLinkRow, result: FormResult
 ) -> dict[str, Any] | None:
     """The API's create path, attributed to the link's partner and campaign.
 
@@ -242,8 +244,9 @@ async def _create_referral(
     """
     assert result.request is not None
     principal = await _principal(conn, link)
-    if await referrals.find_by_external_ref(
-        conn, principal=principal, external_ref=result.request.external_ref
+    scope = PartnerScope.of(principal)
+    if await store.find_by_external_ref(
+        conn, scope=scope, external_ref=result.request.external_ref
     ):
         return None
     settings = services.settings
@@ -259,14 +262,14 @@ async def _create_referral(
         on_created=services.referral_created,
     )
     await conn.execute(
-        update(_referrals)
+        scope.update(_referrals)
         .where(_referrals.c.id == created["referral_id"])
         .values(link_id=link.id, campaign=link.campaign)
     )
     return created
 
 
-async def _principal(conn: AsyncConnection, link: Any) -> Principal:
+async def _principal(conn: AsyncConnection, link: PublicLinkRow) -> Principal:
     partner = (await conn.execute(select(_partners).where(_partners.c.id == link.partner_id))).one()
     return Principal(
         key_id=f"link:{link.id}",

@@ -234,7 +234,7 @@ def test_the_check_sees_a_missing_condition() -> None:
     assert unscoped_tables(outer) == {"referrals"}
 
 
-def test_store_modules_import_no_bare_partner_filters() -> None:
+def test_store_modules_write_no_tenant_filter_by_hand() -> None:
     """Stores build their conditions from a scope, not by comparing tenant columns by hand."""
     for module in STORE_MODULES:
         source = Path(inspect.getfile(module)).read_text()

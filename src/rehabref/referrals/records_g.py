@@ -36,8 +36,8 @@ _assistant = table(AssistantSession)
 
 ACTIVE_SESSION_STATES = frozenset({"scheduled", "in_progress", "completed"})
 
-# Built once: building and caching a statement per call cost more than running it. The ids
-# are a page's referrals (or their physiotherapists), expanded into an IN list.
+# Built once: built on every call, these cost more CPU than the per-referral queries they
+# replace. The ids (a page's referrals, or their physiotherapists) expand into an IN list.
 _SESSIONS = select(
     _care.c.referral_id, _care.c.status, _care.c.scheduled_at, _care.c.completed_at
 ).where(*in_scope(_care), _care.c.referral_id.in_(bindparam("ids", expanding=True)))

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.schemas_g import DEFAULT_SESSIONS
-from rehabref.scope import PartnerScope
+from rehabref.scope import PartnerScope, in_scope
 from rehabref.tables.care import CareSession
 from rehabref.tables.intake import AssistantSession
 from rehabref.tables.matching import Physiotherapist
@@ -35,6 +35,21 @@ _physios = table(Physiotherapist)
 _assistant = table(AssistantSession)
 
 ACTIVE_SESSION_STATES = frozenset({"scheduled", "in_progress", "completed"})
+
+# Built once: built on every call, these cost more CPU than the per-referral queries they
+# replace. The ids (a page's referrals, or their physiotherapists) expand into an IN list.
+_SESSIONS = select(
+    _care.c.referral_id, _care.c.status, _care.c.scheduled_at, _care.c.completed_at
+).where(*in_scope(_care), _care.c.referral_id.in_(bindparam("ids", expanding=True)))
+_COMPLETED_INTAKES = (
+    select(_assistant.c.referral_id)
+    .where(
+        _assistant.c.referral_id.in_(bindparam("ids", expanding=True)),
+        _assistant.c.completed_at.is_not(None),
+    )
+    .distinct()
+)
+_PHYSIOS = select(_physios).where(_physios.c.id.in_(bindparam("ids", expanding=True)))
 
 
 @dataclass(frozen=True)
@@ -73,11 +88,7 @@ async def _sessions_of(
     conn: AsyncConnection, scope: PartnerScope, ids: Sequence[str]
 ) -> dict[str, list[_Session]]:
     found: dict[str, list[_Session]] = {referral_id: [] for referral_id in ids}
-    rows = await conn.execute(
-        scope.select(
-            _care, _care.c.referral_id, _care.c.status, _care.c.scheduled_at, _care.c.completed_at
-        ).where(_care.c.referral_id.in_(ids))
-    )
+    rows = await conn.execute(_SESSIONS, scope.bind(ids=list(ids)))
     for referral_id, status, scheduled_at, completed_at in rows:
         found[referral_id].append(_Session(status, scheduled_at, completed_at))
     return found
@@ -85,11 +96,7 @@ async def _sessions_of(
 
 async def _completed_intakes(conn: AsyncConnection, ids: Sequence[str]) -> set[str]:
     """Of these referrals (ids a scoped read returned), those whose intake was completed."""
-    rows = await conn.execute(
-        select(_assistant.c.referral_id)
-        .where(_assistant.c.referral_id.in_(ids), _assistant.c.completed_at.is_not(None))
-        .distinct()
-    )
+    rows = await conn.execute(_COMPLETED_INTAKES, {"ids": list(ids)})
     return {referral_id for (referral_id,) in rows}
 
 
@@ -133,7 +140,7 @@ async def _physiotherapists(
     ids = {row.assigned_physio_id for row in rows if row.assigned_physio_id is not None}
     if not ids:
         return {}
-    found = await conn.execute(select(_physios).where(_physios.c.id.in_(sorted(ids))))
+    found = await conn.execute(_PHYSIOS, {"ids": sorted(ids)})
     result: dict[str, dict[str, Any]] = {}
     for physio in found:
         specializations = list(physio.specializations or [])

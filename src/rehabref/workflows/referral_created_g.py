@@ -23,7 +23,7 @@ from rehabref.intake.messaging import MessagingAdapter
 from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
-from rehabref.referrals.service_g import new_tracking_code, tracking_url
+from rehabref.referrals.tracking import new_tracking_code, tracking_url
 from rehabref.workflows.create_plan import CreatePlan, Row, transition
 from rehabref.workflows.referral_created import ReferralCreated, hook_jobs
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from typing import Any, TypeAlias
-
-# A result row read by attribute: SQLAlchemy's ``Row`` or ``Record``.
-RowLike: TypeAlias = Any
+from typing import Any
 
 
 class Record(dict[str, Any]):

@@ -11,6 +11,7 @@ from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
+from rehabref.care import store as care_store
 from rehabref.care.outcomes import load_outcome, report_body
 from rehabref.care.report_links import pdf_url, read_pdf_token
 from rehabref.care.views import partner_session_item
@@ -20,15 +21,16 @@ from rehabref.errors import ApiError
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.principal import Principal
+from rehabref.referrals import store as referral_store
+from rehabref.referrals.rows import ReferralRow
 from rehabref.responses import json_response
+from rehabref.scope import PartnerScope
 from rehabref.services import services_of
 from rehabref.tables.care import CareSession
 from rehabref.tables.matching import Physiotherapist
-from rehabref.tables.referrals import Referral
 
 STATUSES = ("scheduled", "in_progress", "completed", "cancelled")
 _sessions = table(CareSession)
-_referrals = table(Referral)
 _physios = table(Physiotherapist)
 
 
@@ -76,30 +78,16 @@ async def list_sessions(request: PlainRequest) -> Response[bytes]:
     referral_id = query.get("referral_id")
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
-    statement = (
-        select(_sessions, _physios.c.name.label("provider_name"))
-        .join(_referrals, _referrals.c.id == _sessions.c.referral_id)
-        .join(_physios, _physios.c.id == _sessions.c.physio_id)
-        .where(
-            _sessions.c.partner_id == principal.partner_id,
-            _sessions.c.environment == principal.environment,
-        )
-        .order_by(_sessions.c.scheduled_at, _sessions.c.session_number, _sessions.c.id)
+    where = care_store.SessionFilter(
+        referral_id=referral_id,
+        patient_phone=phone,
+        status=status,
+        scheduled_from=lower[0] if lower is not None else None,
+        scheduled_to=upper[0] if upper is not None else None,
+        scheduled_to_inclusive=upper[1] if upper is not None else True,
     )
-    if referral_id is not None:
-        statement = statement.where(_sessions.c.referral_id == referral_id)
-    if phone is not None:
-        statement = statement.where(_referrals.c.patient_phone == phone)
-    if status is not None:
-        statement = statement.where(_sessions.c.status == status)
-    if lower is not None:
-        statement = statement.where(_sessions.c.scheduled_at >= lower[0])
-    if upper is not None:
-        moment, inclusive = upper
-        column = _sessions.c.scheduled_at
-        statement = statement.where(column <= moment if inclusive else column < moment)
     async with services.db.read() as conn:
-        rows = (await conn.execute(statement)).all()
+        rows = await care_store.list_sessions(conn, scope=PartnerScope.of(principal), where=where)
     clinical = principal.contract == "g"
     items = [
         partner_session_item(row, provider_name=row.provider_name, clinical=clinical)
@@ -122,15 +110,9 @@ async def outcome_report(request: PlainRequest, referral_id: str) -> Response[by
     principal = await services.auth.authenticate(request)
     _forbid_v1(principal)
     async with services.db.read() as conn:
-        referral = (
-            await conn.execute(
-                select(_referrals).where(
-                    _referrals.c.id == referral_id,
-                    _referrals.c.partner_id == principal.partner_id,
-                    _referrals.c.environment == principal.environment,
-                )
-            )
-        ).first()
+        referral = await referral_store.get_referral(
+            conn, scope=PartnerScope.of(principal), referral_id=referral_id
+        )
         if referral is None:
             raise ApiError(404, "not_found", "No referral with this identifier.")
         outcome = await load_outcome(conn, referral)
@@ -138,7 +120,7 @@ async def outcome_report(request: PlainRequest, referral_id: str) -> Response[by
     return json_response(report_body(referral, outcome, pdf_url=url))
 
 
-async def _physio_of(conn: AsyncConnection, referral: Row[Any]) -> Row[Any] | None:
+async def _physio_of(conn: AsyncConnection, referral: ReferralRow) -> Row[Any] | None:
     physio_id = referral.assigned_physio_id
     if physio_id is None:
         physio_id = (
@@ -170,9 +152,7 @@ async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
     if referral_id is None:
         raise ApiError(403, "forbidden", "This report link is invalid or has expired.")
     async with services.db.read() as conn:
-        referral = (
-            await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))
-        ).first()
+        referral = await referral_store.unscoped_get_referral(conn, referral_id=referral_id)
         if referral is None:
             raise ApiError(404, "not_found", "This report no longer exists.")
         outcome = await load_outcome(conn, referral)

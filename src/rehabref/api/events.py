@@ -21,6 +21,7 @@ from rehabref.idempotency.flow import create_idempotently, in_transaction
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
+from rehabref.scope import PartnerScope
 from rehabref.services import services_of
 
 _ENDPOINT_ID = re.compile(r"^whe_[0-9a-z]{26}$")
@@ -52,17 +53,17 @@ async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
         raise ApiError(
             422, "validation_error", "The webhook URL is refused.", fields={"url": problem}
         )
-    scope = {"partner_id": principal.partner_id, "environment": principal.environment}
+    scope = PartnerScope.of(principal)
 
     async def create(conn: AsyncConnection) -> bytes:
-        if await subscriptions.count_active(conn, **scope) >= subscriptions.MAX_ENDPOINTS:
+        if await subscriptions.count_active(conn, scope=scope) >= subscriptions.MAX_ENDPOINTS:
             raise ApiError(
                 409,
                 "conflict",
                 f"At most {subscriptions.MAX_ENDPOINTS} active webhook endpoints per environment.",
             )
         record = await subscriptions.create_endpoint(
-            conn, **scope, url=payload.url, enabled_events=payload.enabled_events
+            conn, scope=scope, url=payload.url, enabled_events=payload.enabled_events
         )
         return msgspec.json.encode(record)
 
@@ -88,9 +89,7 @@ async def list_webhook_endpoints(request: PlainRequest) -> Response[bytes]:
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
     async with services.db.read() as conn:
-        data = await subscriptions.list_endpoints(
-            conn, partner_id=principal.partner_id, environment=principal.environment
-        )
+        data = await subscriptions.list_endpoints(conn, scope=PartnerScope.of(principal))
     # At most 20 active endpoints exist, so the page is cut here (newest first, as listed).
     if before_id is not None:
         data = [item for item in data if item["endpoint_id"] < before_id]
@@ -110,10 +109,7 @@ async def delete_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Re
     principal = await services.auth.authenticate(request)
     async with services.db.write() as conn:
         deleted = await subscriptions.delete_endpoint(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            endpoint_id=endpoint_id,
+            conn, scope=PartnerScope.of(principal), endpoint_id=endpoint_id
         )
     if not deleted:
         raise not_found("webhook endpoint")
@@ -132,8 +128,7 @@ async def list_events(request: PlainRequest) -> Response[bytes]:
     async with services.db.read() as conn:
         rows, has_more = await history.list_events(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             event_type=event_type,
             referral_id=query.get("referral_id"),
             before_id=before_id,
@@ -153,16 +148,11 @@ async def get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     async with services.db.read() as conn:
-        row = await history.get_event(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            event_id=event_id,
-        )
+        row = await history.get_event(conn, scope=PartnerScope.of(principal), event_id=event_id)
         if row is None:
             raise not_found("event")
-        deliveries = await history.deliveries_of(conn, event_id=row.id)
-    return json_response({**history.event_record(row), "deliveries": deliveries})
+        deliveries = await history.deliveries_of(conn, events=[row])
+    return json_response({**history.event_record(row), "deliveries": deliveries[row.id]})
 
 
 async def redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:
@@ -172,12 +162,7 @@ async def redeliver_event(request: PlainRequest, event_id: str) -> Response[byte
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
 
     async def redeliver(conn: AsyncConnection) -> bytes:
-        row = await history.get_event(
-            conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            event_id=event_id,
-        )
+        row = await history.get_event(conn, scope=PartnerScope.of(principal), event_id=event_id)
         if row is None:
             raise not_found("event")
         deliveries = await history.redeliver(conn, event=row)

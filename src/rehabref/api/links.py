@@ -16,6 +16,7 @@ from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
+from rehabref.scope import PartnerScope
 from rehabref.services import services_of
 
 CREATE_OPERATION = "referral_links.create"
@@ -37,8 +38,7 @@ async def create_link(request: PlainRequest) -> Response[bytes]:
     async def create(conn: AsyncConnection) -> bytes:
         row = await service.create_link(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             campaign=payload.campaign,
             expires_at=expires_at,
         )
@@ -68,8 +68,7 @@ async def list_links(request: PlainRequest) -> Response[bytes]:
     async with services.db.read() as conn:
         rows, has_more = await service.list_links(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             before_id=before_id,
             limit=limit,
         )
@@ -90,8 +89,7 @@ async def get_link(request: PlainRequest, link_id: str) -> Response[bytes]:
     async with services.db.read() as conn:
         row = await service.get_link(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             link_id=link_id,
         )
     if row is None:
@@ -105,8 +103,7 @@ async def deactivate_link(request: PlainRequest, link_id: str) -> Response[bytes
     async with services.db.write() as conn:
         row = await service.deactivate_link(
             conn,
-            partner_id=principal.partner_id,
-            environment=principal.environment,
+            scope=PartnerScope.of(principal),
             link_id=link_id,
         )
     if row is None:

@@ -6,6 +6,7 @@ Litestar; ``ROUTES`` lists them for the router and the documentation check.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -20,15 +21,18 @@ from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently
 from rehabref.plain_asgi import PlainRoute
-from rehabref.referrals import service, service_g
+from rehabref.principal import Principal
+from rehabref.referrals import store
 from rehabref.referrals.records import v1_record
-from rehabref.referrals.records_g import g_record
+from rehabref.referrals.records_g import g_records
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.shape import detect_shape
 from rehabref.referrals.status import STATUSES
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
-from rehabref.services import services_of
+from rehabref.scope import PartnerScope
+from rehabref.services import Services, services_of
 from rehabref.workflows import referral_created as created
 
 CREATE_OPERATION = "referrals.create"
@@ -82,28 +86,26 @@ def _duplicate(external_ref: str) -> ApiError:
 async def get_referral(request: ApiRequest, referral_id: str) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
-    row = None
-    if service_g.is_referral_id(referral_id):
-        # The common case: one indexed read on a raw connection.
-        async with services.db.fast_read() as fast:
-            row = await service.get_referral(fast, principal=principal, referral_id=referral_id)
-    if row is None or row.shape == "g":
+    scope = PartnerScope.of(principal)
+    async with services.db.fast_read() as fast:
+        # By id (one indexed read), or for Shape G the tracking code or partner_reference.
+        row = await store.find_by_key(fast, scope=scope, key=referral_id)
+    if row is None:
+        raise ApiError(404, "not_found", "No referral with this identifier.")
+    if row.shape == "g":
         async with services.db.read() as conn:
-            # Shape G: the key may also be the tracking code or the partner_reference.
-            row = row or await service_g.resolve(conn, principal=principal, key=referral_id)
-            if row is None:
-                raise ApiError(404, "not_found", "No referral with this identifier.")
-            if row.shape == "g":
-                return json_response(await g_record(conn, row, base_url=services.settings.base_url))
+            records = await g_records(conn, scope, [row], base_url=services.settings.base_url)
+        return json_response(records[0])
     return json_response(v1_record(row, principal))
 
 
 async def list_referrals(request: ApiRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
+    scope = PartnerScope.of(principal)
     query = request.query_params
     problems: dict[str, str] = {}
-    limit, before_id = page_params(query, service.decode_cursor, problems)
+    limit, before_id = page_params(query, store.decode_cursor, problems)
     status = query.get("status")
     if status is not None and status not in STATUSES:
         problems["status"] = f"Must be one of: {', '.join(STATUSES)}."
@@ -112,41 +114,45 @@ async def list_referrals(request: ApiRequest) -> Response[bytes]:
     external_ref = query.get("external_ref")
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
+    rows: Sequence[ReferralRow]
     async with services.db.fast_read() as fast:
         if external_ref is not None:
-            row = await service.find_by_external_ref(
-                fast, principal=principal, external_ref=external_ref
-            )
+            row = await store.find_by_external_ref(fast, scope=scope, external_ref=external_ref)
             rows, has_more = ([row] if row is not None else []), False
         else:
-            rows, has_more = await service.list_referrals(
+            rows, has_more = await store.list_referrals(
                 fast,
-                principal=principal,
+                scope=scope,
                 status=status,
                 created_from=created_from,
                 created_to=created_to,
                 before_id=before_id,
                 limit=limit,
             )
-    # Each referral in the shape it was created in (Shape G rows as the 2.4 record).
-    if any(row.shape == "g" for row in rows):
-        async with services.db.read() as conn:
-            data = [
-                await g_record(conn, row, base_url=services.settings.base_url)
-                if row.shape == "g"
-                else v1_record(row, principal)
-                for row in rows
-            ]
-    else:
-        data = [v1_record(row, principal) for row in rows]
     return json_response(
         page_envelope(
-            data,
+            await _records(services, principal, scope, rows),
             has_more=has_more,
             last_id=rows[-1].id if rows else None,
-            encode=service.encode_cursor,
+            encode=store.encode_cursor,
         )
     )
+
+
+async def _records(
+    services: Services, principal: Principal, scope: PartnerScope, rows: Sequence[ReferralRow]
+) -> list[dict[str, Any]]:
+    """Each referral in the shape it was created in (Shape G rows as the 2.4 record); the
+    Shape G rows of a page are completed together, in a fixed number of queries."""
+    g_rows = [row for row in rows if row.shape == "g"]
+    if not g_rows:
+        return [v1_record(row, principal) for row in rows]
+    async with services.db.read() as conn:
+        g_by_id = {
+            record["referral_id"]: record
+            for record in await g_records(conn, scope, g_rows, base_url=services.settings.base_url)
+        }
+    return [g_by_id[row.id] if row.shape == "g" else v1_record(row, principal) for row in rows]
 
 
 def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:

@@ -16,9 +16,10 @@ from rehabref.clock import utcnow
 from rehabref.idempotency.flow import answered_before, create_idempotently
 from rehabref.idempotency.service import KeyClaim
 from rehabref.principal import Principal
+from rehabref.referrals import store
 from rehabref.referrals.schemas_g import ReferralCreateG
-from rehabref.referrals.service_g import find_by_partner_reference
 from rehabref.request_body import validate
+from rehabref.scope import PartnerScope
 from rehabref.services import Services
 from rehabref.workflows import referral_created_g as created_g
 
@@ -50,8 +51,10 @@ async def create_referral_g(
         async with services.db.read() as conn:
             if claim is not None:
                 await answered_before(conn, claim)
-            if payload.partner_reference is not None and await find_by_partner_reference(
-                conn, principal=principal, partner_reference=payload.partner_reference
+            if payload.partner_reference is not None and await store.find_id_by_partner_reference(
+                conn,
+                scope=PartnerScope.of(principal),
+                partner_reference=payload.partner_reference,
             ):
                 raise created_g.duplicate_reference()
         plan = await created_g.plan_g(

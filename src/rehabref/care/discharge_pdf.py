@@ -19,6 +19,7 @@ from sqlalchemy import Row
 from rehabref.care.outcomes import Outcome, conclusion, patient_name
 from rehabref.care.sessions import duration_seconds
 from rehabref.clock import as_utc
+from rehabref.referrals.rows import ReferralRow
 
 _FONTS = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
 _INK = (30, 41, 59)
@@ -81,7 +82,7 @@ def _heading(pdf: FPDF, text: str) -> None:
 
 def render_pdf(
     *,
-    referral: Row[Any],
+    referral: ReferralRow,
     outcome: Outcome,
     physio: Row[Any] | None,
     generated_at: datetime,

@@ -20,12 +20,14 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.assessments import list_assessments
 from rehabref.clock import as_utc
 from rehabref.db import table
+from rehabref.referrals.rows import ReferralRow
+from rehabref.scope import PartnerScope
 from rehabref.tables.care import CareSession
 
 DEFAULT_PRESCRIBED = 4
@@ -75,7 +77,9 @@ class Outcome:
     sessions: list[Row[Any]] = field(default_factory=list)
 
 
-def compute(referral: Row[Any], sessions: list[Row[Any]], assessments: list[Row[Any]]) -> Outcome:
+def compute(
+    referral: ReferralRow, sessions: list[Row[Any]], assessments: list[Row[Any]]
+) -> Outcome:
     result = Outcome()
     completed = [row for row in sessions if row.status == "completed"]
     points: list[tuple[datetime, int, float]] = []  # (time, order, score)
@@ -124,7 +128,7 @@ def _trend(initial: float, final: float, higher_is_better: bool) -> str:
     return "improved" if better else "worsened"
 
 
-def conclusion(referral: Row[Any], outcome: Outcome) -> str:
+def conclusion(referral: ReferralRow, outcome: Outcome) -> str:
     if outcome.completed == 0:
         text = "No treatment sessions have been completed yet."
     else:
@@ -151,17 +155,18 @@ def conclusion(referral: Row[Any], outcome: Outcome) -> str:
     return text
 
 
-def patient_name(referral: Row[Any]) -> str:
+def patient_name(referral: ReferralRow) -> str:
     return " ".join(
         part for part in (referral.patient_first_name, referral.patient_last_name) if part
     )
 
 
-async def load_outcome(conn: AsyncConnection, referral: Row[Any]) -> Outcome:
+async def load_outcome(conn: AsyncConnection, referral: ReferralRow) -> Outcome:
     sessions = list(
         (
             await conn.execute(
-                select(_sessions)
+                PartnerScope.owning(referral)
+                .select(_sessions)
                 .where(_sessions.c.referral_id == referral.id)
                 .order_by(_sessions.c.session_number)
             )
@@ -170,7 +175,7 @@ async def load_outcome(conn: AsyncConnection, referral: Row[Any]) -> Outcome:
     return compute(referral, sessions, await list_assessments(conn, referral_id=referral.id))
 
 
-def report_body(referral: Row[Any], outcome: Outcome, *, pdf_url: str) -> dict[str, Any]:
+def report_body(referral: ReferralRow, outcome: Outcome, *, pdf_url: str) -> dict[str, Any]:
     return {
         "referral_id": referral.id,
         "patient_name": patient_name(referral),

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Row
 
 from rehabref.care.sessions import duration_seconds
+from rehabref.care.store import SessionListRow
 from rehabref.clock import iso
 
 
@@ -39,7 +40,9 @@ def ops_session_view(row: Row[Any], *, provider_name: str) -> dict[str, Any]:
     }
 
 
-def partner_session_item(row: Row[Any], *, provider_name: str, clinical: bool) -> dict[str, Any]:
+def partner_session_item(
+    row: SessionListRow, *, provider_name: str, clinical: bool
+) -> dict[str, Any]:
     """Spec 2.6. For ``v1`` partners the clinical fields are left out altogether."""
     item: dict[str, Any] = {
         "session_id": row.id,

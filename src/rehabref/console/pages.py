@@ -24,6 +24,7 @@ from rehabref.ops.auth import operator_by_token
 from rehabref.pages import form_tokens
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals.status import STATUSES
+from rehabref.scope import OperatorScope
 from rehabref.services import services_of
 
 LOGIN_MAX_AGE = 3600
@@ -112,9 +113,10 @@ async def board(request: Request[Any, Any, Any]) -> Template | Redirect:
     before = query.get("before")
     before_id = before if before and before.startswith("ref_") and len(before) < 41 else None
     async with services_of(request).db.read() as conn:
-        counts = await queries.status_counts(conn, environment)
+        scope = OperatorScope(environment=environment)
+        counts = await queries.status_counts(conn, scope=scope)
         rows, has_more = await queries.board(
-            conn, status=status, search=search, environment=environment, before_id=before_id
+            conn, scope=scope, status=status, search=search, before_id=before_id
         )
     return page(
         "board",

@@ -1,4 +1,5 @@
-"""Read queries behind the console pages (across partners). Never commits."""
+"""Read queries behind the console pages: across partners by design (an ``OperatorScope``, or
+a referral the coordinator opened by id). Never commits."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.db import table
 from rehabref.events import history
 from rehabref.referrals.status import STATUSES
+from rehabref.scope import OperatorScope
 from rehabref.tables.intake import ContactTask
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral
@@ -20,10 +22,10 @@ _tasks = table(ContactTask)
 BOARD_LIMIT = 50
 
 
-async def status_counts(conn: AsyncConnection, environment: str | None) -> dict[str, int]:
-    query = select(_referrals.c.status, func.count()).group_by(_referrals.c.status)
-    if environment:
-        query = query.where(_referrals.c.environment == environment)
+async def status_counts(conn: AsyncConnection, *, scope: OperatorScope) -> dict[str, int]:
+    query = scope.select(_referrals, _referrals.c.status, func.count()).group_by(
+        _referrals.c.status
+    )
     found = {status: int(n) for status, n in (await conn.execute(query)).all()}
     return {status: found.get(status, 0) for status in STATUSES}
 
@@ -31,14 +33,15 @@ async def status_counts(conn: AsyncConnection, environment: str | None) -> dict[
 async def board(
     conn: AsyncConnection,
     *,
+    scope: OperatorScope,
     status: str | None,
     search: str | None,
-    environment: str | None,
     before_id: str | None,
 ) -> tuple[list[Row[Any]], bool]:
     """Newest first. ``search`` matches an identifier or phone exactly, a first name,
     e-mail or city by prefix (case-insensitive)."""
-    query = select(
+    query = scope.select(
+        _referrals,
         _referrals.c.id,
         _referrals.c.status,
         _referrals.c.environment,
@@ -53,8 +56,6 @@ async def board(
     ).join(_partners, _partners.c.id == _referrals.c.partner_id)
     if status:
         query = query.where(_referrals.c.status == status)
-    if environment:
-        query = query.where(_referrals.c.environment == environment)
     if search:
         term = search.strip()[:200]
         prefix = term.lower().replace("%", "").replace("_", "") + "%"
@@ -90,18 +91,16 @@ async def referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
 async def events_with_deliveries(conn: AsyncConnection, referral_id: str) -> list[dict[str, Any]]:
     rows, _ = await history.list_events(
         conn,
-        partner_id=None,
-        environment=None,
+        scope=OperatorScope(),
         event_type=None,
         referral_id=referral_id,
         before_id=None,
         limit=100,
     )
-    result = []
-    for row in rows:
-        deliveries = await history.deliveries_of(conn, event_id=row.id)
-        result.append({**history.event_record(row, ops=True), "deliveries": deliveries})
-    return result
+    deliveries = await history.deliveries_of(conn, events=rows)
+    return [
+        {**history.event_record(row, ops=True), "deliveries": deliveries[row.id]} for row in rows
+    ]
 
 
 async def tasks_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:

@@ -18,6 +18,7 @@ from rehabref.matching import registry
 from rehabref.matching.schemas import Modality, PhysioCreate, Specialization
 from rehabref.ops import service as ops
 from rehabref.request_body import field_errors
+from rehabref.scope import OperatorScope
 from rehabref.services import services_of
 
 OUTCOMES = (("reached", "Reached the patient"), ("unreachable", "No answer / unreachable"))
@@ -106,7 +107,7 @@ async def deliveries_page(request: Request[Any, Any, Any]) -> Template | Redirec
     state = state if state in {"failed", "pending", "succeeded"} else "failed"
     async with services_of(request).db.read() as conn:
         items, has_more = await history.list_deliveries(
-            conn, state=state, partner_id=None, before_id=None, limit=100
+            conn, scope=OperatorScope(), state=state, before_id=None, limit=100
         )
         names = await queries.partner_names(conn, {item["partner_id"] for item in items})
     return page(

@@ -15,6 +15,7 @@ from rehabref.console.session import signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
 from rehabref.referrals.transitions import AppointmentChange, PaymentChange
+from rehabref.scope import OperatorScope
 from rehabref.services import services_of
 from rehabref.workflows.moves import move_referral
 
@@ -93,7 +94,7 @@ async def redeliver(request: Request[Any, Any, Any], event_id: str) -> Template 
         return posted
     signed, form = posted.signed, posted.form
     async with services_of(request).db.write() as conn:
-        event = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        event = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         queued = await history.redeliver(conn, event=event) if event is not None else []
     if event is None:
         return page(

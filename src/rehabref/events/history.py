@@ -1,13 +1,16 @@
 """Events and their deliveries as partners and coordinators see them; redelivery.
 
-Partner calls pass ``partner_id``/``environment`` and see only their own events; ops calls
-pass None and see every partner's. Never commits.
+Partner calls pass their ``PartnerScope`` and see only their own events; coordinators pass an
+``OperatorScope`` and see every partner's (or those its filters name). Deliveries and
+attempts are read only for events a scoped read returned. Never commits.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
 
 from sqlalchemy import Row, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -16,6 +19,7 @@ from rehabref import cursors
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.events.outbox import delivery_row
+from rehabref.scope import OperatorScope, PartnerScope, Scope
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 
 _events = table(Event)
@@ -23,6 +27,34 @@ _deliveries = table(Delivery)
 _attempts = table(DeliveryAttempt)
 _endpoints = table(WebhookEndpoint)
 _ID = re.compile(r"^(evt|dlv)_[0-9a-z]{26}$")
+
+
+class EventRow(Protocol):
+    """An ``events`` row (``tables.events.Event``), read-only."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def partner_id(self) -> str: ...
+
+    @property
+    def environment(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def referral_id(self) -> str | None: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+    @property
+    def body(self) -> str: ...
+
+    @property
+    def occurred_at(self) -> datetime: ...
 
 
 def encode_cursor(last_id: str) -> str:
@@ -33,7 +65,7 @@ def decode_cursor(cursor: str) -> str | None:
     return cursors.decode_cursor(cursor, _ID)
 
 
-def event_record(row: Row[Any], *, ops: bool = False) -> dict[str, Any]:
+def event_record(row: EventRow, *, ops: bool = False) -> dict[str, Any]:
     record: dict[str, Any] = {
         "event_id": row.id,
         "type": row.type,
@@ -61,25 +93,16 @@ def _delivery(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def _scope(query: Any, partner_id: str | None, environment: str | None) -> Any:
-    if partner_id is not None:
-        query = query.where(_events.c.partner_id == partner_id)
-    if environment is not None:
-        query = query.where(_events.c.environment == environment)
-    return query
-
-
 async def list_events(
     conn: AsyncConnection,
     *,
-    partner_id: str | None,
-    environment: str | None,
+    scope: Scope,
     event_type: str | None,
     referral_id: str | None,
     before_id: str | None,
     limit: int,
-) -> tuple[list[Row[Any]], bool]:
-    query = _scope(select(_events), partner_id, environment)
+) -> tuple[Sequence[EventRow], bool]:
+    query = scope.select(_events)
     if event_type is not None:
         query = query.where(_events.c.type == event_type)
     if referral_id is not None:
@@ -90,28 +113,35 @@ async def list_events(
     return list(rows[:limit]), len(rows) > limit
 
 
-async def get_event(
-    conn: AsyncConnection, *, partner_id: str | None, environment: str | None, event_id: str
-) -> Row[Any] | None:
-    query = _scope(select(_events), partner_id, environment).where(_events.c.id == event_id)
-    return (await conn.execute(query)).first()
+async def get_event(conn: AsyncConnection, *, scope: Scope, event_id: str) -> EventRow | None:
+    row: EventRow | None = (
+        await conn.execute(scope.select(_events).where(_events.c.id == event_id))
+    ).first()
+    return row
 
 
-async def deliveries_of(conn: AsyncConnection, *, event_id: str) -> list[dict[str, Any]]:
+async def deliveries_of(
+    conn: AsyncConnection, *, events: Sequence[EventRow]
+) -> dict[str, list[dict[str, Any]]]:
+    """Each event's deliveries with their attempts, by event id: two queries in all."""
+    by_event: dict[str, list[dict[str, Any]]] = {event.id: [] for event in events}
+    if not by_event:
+        return by_event
     rows = (
         await conn.execute(
-            select(_deliveries).where(_deliveries.c.event_id == event_id).order_by(_deliveries.c.id)
+            select(_deliveries)
+            .where(_deliveries.c.event_id.in_(list(by_event)))
+            .order_by(_deliveries.c.id)
         )
     ).all()
-    result = [_delivery(row) for row in rows]
-    if not result:
-        return result
+    if not rows:
+        return by_event
     attempts = await conn.execute(
         select(_attempts)
         .where(_attempts.c.delivery_id.in_([row.id for row in rows]))
         .order_by(_attempts.c.attempted_at, _attempts.c.id)
     )
-    by_delivery: dict[str, list[dict[str, Any]]] = {item["delivery_id"]: [] for item in result}
+    by_delivery: dict[str, list[dict[str, Any]]] = {row.id: [] for row in rows}
     for attempt in attempts:
         by_delivery[attempt.delivery_id].append(
             {
@@ -123,21 +153,19 @@ async def deliveries_of(conn: AsyncConnection, *, event_id: str) -> list[dict[st
                 "note": attempt.note,
             }
         )
-    for item in result:
-        item["attempts"] = by_delivery[item["delivery_id"]]
-    return result
+    for row in rows:
+        by_event[row.event_id].append({**_delivery(row), "attempts": by_delivery[row.id]})
+    return by_event
 
 
-async def redeliver(conn: AsyncConnection, *, event: Row[Any]) -> list[dict[str, str]]:
+async def redeliver(conn: AsyncConnection, *, event: EventRow) -> list[dict[str, str]]:
     """A new pending delivery per target: the endpoints subscribed now, plus the extra
     targets (callback_url, sandbox target_url) the event was delivered to before."""
     endpoints = (
         await conn.execute(
-            select(_endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events).where(
-                _endpoints.c.partner_id == event.partner_id,
-                _endpoints.c.environment == event.environment,
-                _endpoints.c.active.is_(True),
-            )
+            PartnerScope.owning(event)
+            .select(_endpoints, _endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events)
+            .where(_endpoints.c.active.is_(True))
         )
     ).all()
     targets: dict[str, str | None] = {
@@ -162,19 +190,20 @@ async def redeliver(conn: AsyncConnection, *, event: Row[Any]) -> list[dict[str,
 async def list_deliveries(
     conn: AsyncConnection,
     *,
+    scope: OperatorScope,
     state: str | None,
-    partner_id: str | None,
     before_id: str | None,
     limit: int,
 ) -> tuple[list[dict[str, Any]], bool]:
+    """Deliveries across partners, for coordinators (newest first)."""
     d, e = _deliveries, _events
-    query = select(d, e.c.type.label("event_type"), e.c.partner_id, e.c.environment).join(
-        e, e.c.id == d.c.event_id
+    query = (
+        select(d, e.c.type.label("event_type"), e.c.partner_id, e.c.environment)
+        .join(e, e.c.id == d.c.event_id)
+        .where(*scope.where(e))
     )
     if state is not None:
         query = query.where(d.c.state == state)
-    if partner_id is not None:
-        query = query.where(e.c.partner_id == partner_id)
     if before_id is not None:
         query = query.where(d.c.id < before_id)
     rows = (await conn.execute(query.order_by(d.c.id.desc()).limit(limit + 1))).all()

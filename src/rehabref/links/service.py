@@ -1,22 +1,27 @@
 """Referral links: create, list with counts, deactivate, resolve a public code, count a view.
 
-Keyword-only functions on a caller-owned connection; they never commit.
+Keyword-only functions on a caller-owned connection; they never commit. Partner calls take
+the caller's ``PartnerScope``; the public form finds a link by its code (the credential),
+and what follows stays in that link's scope.
 """
 
 from __future__ import annotations
 
 import re
 import secrets
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select, update
+from sqlalchemy import Select, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.ids import new_id
+from rehabref.links.rows import LinkColumns, LinkRow, PublicLinkRow
+from rehabref.scope import PartnerScope
 from rehabref.tables.links import ReferralLink
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral
@@ -33,7 +38,7 @@ def new_public_code() -> str:
     return secrets.token_urlsafe(22)
 
 
-def link_is_open(row: Row[Any], now: datetime) -> bool:
+def link_is_open(row: LinkColumns, now: datetime) -> bool:
     """Accepting submissions: not deactivated and not past expires_at."""
     return bool(row.active) and (row.expires_at is None or as_utc(row.expires_at) > now)
 
@@ -45,19 +50,17 @@ def link_url(base_url: str, public_code: str) -> str:
 async def create_link(
     conn: AsyncConnection,
     *,
-    partner_id: str,
-    environment: str,
+    scope: PartnerScope,
     campaign: str,
     expires_at: datetime | None,
-) -> Row[Any]:
+) -> LinkRow:
     now = utcnow()
     link_id = new_id("lnk")
     await conn.execute(
         insert(_links),
         {
             "id": link_id,
-            "partner_id": partner_id,
-            "environment": environment,
+            **scope.columns(),
             "campaign": campaign,
             "public_code": new_public_code(),
             "active": True,
@@ -67,45 +70,36 @@ async def create_link(
             "deactivated_at": None,
         },
     )
-    row = await get_link(conn, partner_id=partner_id, environment=environment, link_id=link_id)
+    row = await get_link(conn, scope=scope, link_id=link_id)
     assert row is not None
     return row
 
 
-def _with_counts() -> Any:
+def _with_counts(scope: PartnerScope) -> Select[Any]:
     referral_count = (
-        select(func.count())
-        .select_from(_referrals)
+        scope.select(_referrals, func.count())
         .where(_referrals.c.link_id == _links.c.id)
         .scalar_subquery()
         .label("referral_count")
     )
-    return select(_links, referral_count)
+    return scope.select(_links, _links, referral_count)
 
 
-async def get_link(
-    conn: AsyncConnection, *, partner_id: str, environment: str, link_id: str
-) -> Row[Any] | None:
-    query = _with_counts().where(
-        _links.c.partner_id == partner_id,
-        _links.c.environment == environment,
-        _links.c.id == link_id,
-    )
-    return (await conn.execute(query)).first()
+async def get_link(conn: AsyncConnection, *, scope: PartnerScope, link_id: str) -> LinkRow | None:
+    query = _with_counts(scope).where(_links.c.id == link_id)
+    row: LinkRow | None = (await conn.execute(query)).first()
+    return row
 
 
 async def list_links(
     conn: AsyncConnection,
     *,
-    partner_id: str,
-    environment: str,
+    scope: PartnerScope,
     before_id: str | None,
     limit: int,
-) -> tuple[list[Row[Any]], bool]:
+) -> tuple[Sequence[LinkRow], bool]:
     """Newest first, keyset on the time-ordered id. Returns (rows, has_more)."""
-    query = _with_counts().where(
-        _links.c.partner_id == partner_id, _links.c.environment == environment
-    )
+    query = _with_counts(scope)
     if before_id is not None:
         query = query.where(_links.c.id < before_id)
     rows = (await conn.execute(query.order_by(_links.c.id.desc()).limit(limit + 1))).all()
@@ -113,24 +107,20 @@ async def list_links(
 
 
 async def deactivate_link(
-    conn: AsyncConnection, *, partner_id: str, environment: str, link_id: str
-) -> Row[Any] | None:
+    conn: AsyncConnection, *, scope: PartnerScope, link_id: str
+) -> LinkRow | None:
     """Idempotent: a second call leaves the first deactivation time in place."""
     await conn.execute(
-        update(_links)
-        .where(
-            _links.c.partner_id == partner_id,
-            _links.c.environment == environment,
-            _links.c.id == link_id,
-            _links.c.active.is_(True),
-        )
+        scope.update(_links)
+        .where(_links.c.id == link_id, _links.c.active.is_(True))
         .values(active=False, deactivated_at=utcnow())
     )
-    return await get_link(conn, partner_id=partner_id, environment=environment, link_id=link_id)
+    return await get_link(conn, scope=scope, link_id=link_id)
 
 
-async def resolve_code(conn: AsyncConnection, public_code: str) -> Row[Any] | None:
-    """The link and its partner's name for a public code (any state), or None."""
+async def unscoped_by_public_code(conn: AsyncConnection, public_code: str) -> PublicLinkRow | None:
+    """Any partner's link by its public code (any state), with the partner's name: the code
+    is the credential of the public form."""
     if not PUBLIC_CODE.match(public_code):
         return None
     query = (
@@ -141,13 +131,16 @@ async def resolve_code(conn: AsyncConnection, public_code: str) -> Row[Any] | No
     return (await conn.execute(query)).first()
 
 
-async def count_click(conn: AsyncConnection, *, link_id: str) -> None:
+async def count_click(conn: AsyncConnection, *, link: PublicLinkRow) -> None:
     await conn.execute(
-        update(_links).where(_links.c.id == link_id).values(click_count=_links.c.click_count + 1)
+        PartnerScope.owning(link)
+        .update(_links)
+        .where(_links.c.id == link.id)
+        .values(click_count=_links.c.click_count + 1)
     )
 
 
-def record(row: Row[Any], base_url: str) -> dict[str, Any]:
+def record(row: LinkRow, base_url: str) -> dict[str, Any]:
     return {
         "link_id": row.id,
         "public_code": row.public_code,

@@ -22,6 +22,7 @@ from rehabref.referrals.status import STATUSES
 from rehabref.referrals.transitions import AppointmentChange, PaymentChange
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
+from rehabref.scope import OperatorScope
 from rehabref.services import Services, services_of
 from rehabref.workflows import moves
 
@@ -78,12 +79,11 @@ async def list_referrals(request: PlainRequest) -> Response[bytes]:
     if search is not None and len(search) > 255:
         problems["q"] = "At most 255 characters."
     _invalid_query(problems)
-    where = service.ReferralFilter(
-        status=status, search=search, partner_id=query.get("partner_id"), environment=environment
-    )
+    scope = OperatorScope(partner_id=query.get("partner_id"), environment=environment)
+    where = service.ReferralFilter(status=status, search=search)
     async with services_of(request).db.read() as conn:
         rows, has_more = await service.list_referrals(
-            conn, where=where, before_id=before_id, limit=limit
+            conn, scope=scope, where=where, before_id=before_id, limit=limit
         )
     return json_response(
         page_envelope(

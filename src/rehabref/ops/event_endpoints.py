@@ -11,6 +11,7 @@ from rehabref.events import history
 from rehabref.ops.auth import authenticate_operator
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.responses import json_response
+from rehabref.scope import OperatorScope
 from rehabref.services import services_of
 
 DELIVERY_STATES = ("pending", "succeeded", "failed")
@@ -30,8 +31,7 @@ async def ops_list_events(request: PlainRequest) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         rows, has_more = await history.list_events(
             conn,
-            partner_id=query.get("partner_id"),
-            environment=environment,
+            scope=OperatorScope(partner_id=query.get("partner_id"), environment=environment),
             event_type=event_type,
             referral_id=query.get("referral_id"),
             before_id=before_id,
@@ -50,17 +50,17 @@ async def ops_list_events(request: PlainRequest) -> Response[bytes]:
 async def ops_get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.read() as conn:
-        row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
             raise not_found("event")
-        deliveries = await history.deliveries_of(conn, event_id=row.id)
-    return json_response({**history.event_record(row, ops=True), "deliveries": deliveries})
+        deliveries = await history.deliveries_of(conn, events=[row])
+    return json_response({**history.event_record(row, ops=True), "deliveries": deliveries[row.id]})
 
 
 async def ops_redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
-        row = await history.get_event(conn, partner_id=None, environment=None, event_id=event_id)
+        row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
             raise not_found("event")
         deliveries = await history.redeliver(conn, event=row)
@@ -82,8 +82,8 @@ async def ops_list_deliveries(request: PlainRequest) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         items, has_more = await history.list_deliveries(
             conn,
+            scope=OperatorScope(partner_id=query.get("partner_id")),
             state=state,
-            partner_id=query.get("partner_id"),
             before_id=before_id,
             limit=limit,
         )

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref import cursors
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.scope import OperatorScope
 from rehabref.tables.intake import AssistantSession, ContactTask
 from rehabref.tables.referrals import Referral, ReferralTransition
 
@@ -37,21 +38,21 @@ def decode_cursor(cursor: str) -> str | None:
 class ReferralFilter:
     status: str | None = None
     search: str | None = None
-    partner_id: str | None = None
-    environment: str | None = None
 
 
 async def list_referrals(
-    conn: AsyncConnection, *, where: ReferralFilter, before_id: str | None, limit: int
+    conn: AsyncConnection,
+    *,
+    scope: OperatorScope,
+    where: ReferralFilter,
+    before_id: str | None,
+    limit: int,
 ) -> tuple[list[Row[Any]], bool]:
-    """Newest first across all partners; ``search`` matches an identifier exactly."""
-    query = select(_referrals)
+    """Newest first across partners (those ``scope`` names, or all); ``search`` matches an
+    identifier exactly."""
+    query = scope.select(_referrals)
     if where.status is not None:
         query = query.where(_referrals.c.status == where.status)
-    if where.partner_id is not None:
-        query = query.where(_referrals.c.partner_id == where.partner_id)
-    if where.environment is not None:
-        query = query.where(_referrals.c.environment == where.environment)
     if where.search:
         term = where.search
         query = query.where(

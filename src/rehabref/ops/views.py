@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import Row
 
 from rehabref.clock import as_utc, iso
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import ALLOWED
 
 
@@ -14,7 +15,7 @@ def _when(value: Any) -> str | None:
     return None if value is None else iso(as_utc(value))
 
 
-def patient_of(row: Row[Any]) -> dict[str, Any]:
+def patient_of(row: ReferralRow) -> dict[str, Any]:
     return {
         "first_name": row.patient_first_name,
         "last_name": row.patient_last_name,
@@ -25,7 +26,7 @@ def patient_of(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def referral_view(row: Row[Any]) -> dict[str, Any]:
+def referral_view(row: ReferralRow) -> dict[str, Any]:
     appointment = None
     if row.appointment_status is not None:
         appointment = {
@@ -58,7 +59,7 @@ def referral_view(row: Row[Any]) -> dict[str, Any]:
         "patient": patient_of(row),
         "appointment": appointment,
         "payment": payment,
-        "assigned_physio_id": getattr(row, "assigned_physio_id", None),
+        "assigned_physio_id": row.assigned_physio_id,
         "created_at": _when(row.created_at),
         "updated_at": _when(row.updated_at),
     }

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.links import service
+from rehabref.links.rows import PublicLinkRow
 from rehabref.pages import form_tokens
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.pages.referral_form import (
@@ -32,14 +33,13 @@ from rehabref.pages.referral_form import (
     read_form,
 )
 from rehabref.principal import Principal
-from rehabref.referrals import service as referrals
+from rehabref.referrals import store
+from rehabref.scope import PartnerScope
 from rehabref.services import Services, services_of
 from rehabref.tables.partners import Partner
-from rehabref.tables.referrals import Referral
 from rehabref.workflows import referral_created
 
 _partners = table(Partner)
-_referrals = table(Referral)
 
 COOKIE = "rr_form"
 FORM_MAX_AGE = 4 * 3600
@@ -107,7 +107,7 @@ def _secure(services: Services) -> bool:
 
 def _form_page(
     services: Services,
-    link: Any,
+    link: PublicLinkRow,
     *,
     binding: str,
     result: FormResult | None,
@@ -149,13 +149,13 @@ async def show_form(request: Request[Any, Any, Any], public_code: str) -> Templa
     if wait is not None:
         return too_many_page(wait)
     async with services.db.read() as conn:
-        link = await service.resolve_code(conn, public_code)
+        link = await service.unscoped_by_public_code(conn, public_code)
     if link is None:
         return unknown_page()
     if not service.link_is_open(link, utcnow()):
         return closed_page()
     async with services.db.write() as conn:
-        await service.count_click(conn, link_id=link.id)
+        await service.count_click(conn, link=link)
     binding = request.cookies.get(COOKIE)
     fresh = not binding or len(binding) > 64
     if fresh:
@@ -172,7 +172,7 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
     if wait is not None:
         return too_many_page(wait)
     async with services.db.read() as conn:
-        link = await service.resolve_code(conn, public_code)
+        link = await service.unscoped_by_public_code(conn, public_code)
     if link is None:
         return unknown_page()
     now = utcnow()
@@ -234,7 +234,7 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
 
 
 async def _create_referral(
-    services: Services, link: Any, result: FormResult
+    services: Services, link: PublicLinkRow, result: FormResult
 ) -> dict[str, Any] | None:
     """The API's create path, attributed to the link's partner and campaign.
 
@@ -243,8 +243,8 @@ async def _create_referral(
     assert result.request is not None
     async with services.db.read() as conn:
         principal = await _principal(conn, link)
-        if await referrals.find_by_external_ref(
-            conn, principal=principal, external_ref=result.request.external_ref
+        if await store.find_by_external_ref(
+            conn, scope=PartnerScope.of(principal), external_ref=result.request.external_ref
         ):
             return None
     settings = services.settings
@@ -265,7 +265,7 @@ async def _create_referral(
     return created
 
 
-async def _principal(conn: AsyncConnection, link: Any) -> Principal:
+async def _principal(conn: AsyncConnection, link: PublicLinkRow) -> Principal:
     partner = (await conn.execute(select(_partners).where(_partners.c.id == link.partner_id))).one()
     return Principal(
         key_id=f"link:{link.id}",

@@ -11,16 +11,13 @@ from typing import Any
 
 from litestar import Request, get
 from litestar.response import Template
-from sqlalchemy import select
 
-from rehabref.db import table
 from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page
+from rehabref.referrals import store
 from rehabref.referrals.records_g import current_status, progress_of
-from rehabref.referrals.service_g import normalise_tracking_code
+from rehabref.referrals.tracking import normalise_tracking_code
+from rehabref.scope import PartnerScope
 from rehabref.services import services_of
-from rehabref.tables.referrals import Referral
-
-_referrals = table(Referral)
 
 STAGES: tuple[tuple[str, str], ...] = (
     ("pending_intake", "Referral received: we have sent you a message to get started"),
@@ -53,12 +50,12 @@ async def tracking_page(request: Request[Any, Any, Any], code: str) -> Template:
         return _unknown()
     services = services_of(request)
     async with services.db.read() as conn:
-        row = (
-            await conn.execute(select(_referrals).where(_referrals.c.tracking_code == normalised))
-        ).first()
+        row = await store.unscoped_by_tracking_code(conn, tracking_code=normalised)
         if row is None:
             return _unknown()
-        status = current_status(row, await progress_of(conn, row.id))
+        # Everything read after the code stays inside the data of the referral's partner.
+        progress = await progress_of(conn, PartnerScope.owning(row), [row])
+        status = current_status(row, progress[row.id])
     labels = dict(STAGES)
     return Template(
         template_name="tracking.html",

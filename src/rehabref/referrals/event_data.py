@@ -13,13 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso
 from rehabref.db import table
-from rehabref.result_rows import RowLike
+from rehabref.referrals.rows import ReferralRow
 from rehabref.tables.partners import Partner
 
 _partners = table(Partner)
 
 
-def referral_base(row: RowLike) -> dict[str, Any]:
+def referral_base(row: ReferralRow) -> dict[str, Any]:
     """Identifiers and status every referral event carries (a ``referrals`` row)."""
     data: dict[str, Any] = {"referral_id": row.id, "status": row.status}
     if row.shape == "v1":
@@ -31,13 +31,13 @@ def referral_base(row: RowLike) -> dict[str, Any]:
     return data
 
 
-def callback_targets(row: RowLike) -> tuple[str, ...]:
+def callback_targets(row: ReferralRow) -> tuple[str, ...]:
     """A Shape G referral's callback_url receives that referral's events too."""
-    url = getattr(row, "callback_url", None)
+    url = row.callback_url
     return (url,) if url else ()
 
 
-def appointment_data(row: RowLike) -> dict[str, Any]:
+def appointment_data(row: ReferralRow) -> dict[str, Any]:
     return {
         "status": row.appointment_status,
         "scheduled_at": iso(row.appointment_scheduled_at),
@@ -45,7 +45,7 @@ def appointment_data(row: RowLike) -> dict[str, Any]:
     }
 
 
-def payment_completed_data(row: RowLike, *, show_payments: bool) -> dict[str, Any]:
+def payment_completed_data(row: ReferralRow, *, show_payments: bool) -> dict[str, Any]:
     """Spec 6.2: exactly referral_id, external_ref, status, care_mode, payment, in both shapes.
 
     A Shape G referral has no external_ref: its partner_reference (the partner's own
@@ -61,7 +61,7 @@ def payment_completed_data(row: RowLike, *, show_payments: bool) -> dict[str, An
     }
 
 
-def payment_data(row: RowLike) -> dict[str, Any]:
+def payment_data(row: ReferralRow) -> dict[str, Any]:
     """Spec 2.9: the payment object inside webhook data."""
     return {
         "currency": row.payment_currency,

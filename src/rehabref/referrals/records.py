@@ -10,11 +10,11 @@ from typing import Any
 
 from rehabref.clock import iso
 from rehabref.principal import Principal
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.status import next_action
-from rehabref.result_rows import RowLike
 
 
-def v1_record(row: RowLike, principal: Principal) -> dict[str, Any]:
+def v1_record(row: ReferralRow, principal: Principal) -> dict[str, Any]:
     appointment = None
     if row.appointment_status is not None:
         appointment = {

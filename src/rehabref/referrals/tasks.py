@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.db import table
 from rehabref.fastsql import Connection, Statement, execute
 from rehabref.ids import new_id
-from rehabref.result_rows import RowLike
+from rehabref.referrals.rows import ReferralRow
 from rehabref.tables.intake import ContactTask
 
 _tasks = table(ContactTask)
@@ -69,7 +69,9 @@ async def open_contact_task(
     return str(row["id"])
 
 
-async def open_unmatched_task(conn: AsyncConnection, *, referral: RowLike, now: datetime) -> None:
+async def open_unmatched_task(
+    conn: AsyncConnection, *, referral: ReferralRow, now: datetime
+) -> None:
     """One open ``unmatched`` task per referral, however often matching is retried."""
     if await unmatched_task_open(conn, referral.id):
         return

@@ -23,8 +23,8 @@ from rehabref.errors import ApiError
 from rehabref.ids import new_id
 from rehabref.referrals.commission import record_for
 from rehabref.referrals.event_data import appointment_data, payment_completed_data, referral_base
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import close_open_tasks, open_contact_task
-from rehabref.result_rows import RowLike
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral, ReferralTransition
 
@@ -81,7 +81,7 @@ class PaymentChange:
 class Move:
     """An applied move: the referral as it is now and the event the move makes."""
 
-    referral: RowLike
+    referral: ReferralRow
     event_type: str
     data: dict[str, Any]
     at: datetime
@@ -112,7 +112,7 @@ def _invalid(field: str, message: str) -> ApiError:
 
 
 def _check_details(
-    row: Row[Any], to: str, appointment: AppointmentChange | None, payment: PaymentChange | None
+    row: ReferralRow, to: str, appointment: AppointmentChange | None, payment: PaymentChange | None
 ) -> None:
     if to == "booked":
         if appointment is None:
@@ -195,7 +195,9 @@ async def transition(
             commission_status=paid.commission_status,
         )
     await conn.execute(update(_referrals).where(_referrals.c.id == referral_id).values(**values))
-    updated = (await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))).one()
+    updated: ReferralRow = (
+        await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))
+    ).one()
     await conn.execute(
         insert(_transitions),
         {

@@ -16,6 +16,7 @@ from rehabref.intake import service as intake
 from rehabref.matching.roster import RosterSources
 from rehabref.matching.service import match_referral
 from rehabref.referrals.event_data import callback_targets, referral_base
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import lock_referral
 from rehabref.workflows.moves import move_referral
 
@@ -65,9 +66,10 @@ async def intake_completed(
     Raises ApiError 409 when the session was completed already.
     """
     now = now or utcnow()
-    referral = await lock_referral(conn, referral_id)
-    if referral is None:
+    locked = await lock_referral(conn, referral_id)
+    if locked is None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
+    referral: ReferralRow = locked
     if referral.status in ENDED:
         raise ApiError(409, "invalid_transition", f"The referral is {referral.status}.")
     await intake.record_answers(

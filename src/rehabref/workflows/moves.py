@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.referrals.event_data import callback_targets
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import AppointmentChange, Move, PaymentChange, transition
-from rehabref.result_rows import RowLike
 
 
 async def move_referral(
@@ -26,7 +26,7 @@ async def move_referral(
     appointment: AppointmentChange | None = None,
     payment: PaymentChange | None = None,
     now: datetime | None = None,
-) -> RowLike:
+) -> ReferralRow:
     """Apply one move and record its event; raises ApiError 404, 409 or 422."""
     move = await transition(
         conn,

@@ -171,15 +171,28 @@ def plan_v1(
             events=events,
             now=now,
         ),
-        jobs=[
-            job
-            for hook in on_created
-            for job in hook(
-                referral_id=referral_id,
-                environment=principal.environment,
-                phone=patient.phone,
-                now=now,
-            )
-        ],
+        jobs=hook_jobs(
+            on_created,
+            referral_id=referral_id,
+            environment=principal.environment,
+            phone=patient.phone,
+            now=now,
+        ),
         response=msgspec.json.encode(response),
     )
+
+
+def hook_jobs(
+    on_created: Sequence[ReferralCreated],
+    *,
+    referral_id: str,
+    environment: str,
+    phone: str | None,
+    now: datetime,
+) -> list[JobRow]:
+    """The job rows every referral-created hook adds to a new referral's plan."""
+    return [
+        job
+        for hook in on_created
+        for job in hook(referral_id=referral_id, environment=environment, phone=phone, now=now)
+    ]

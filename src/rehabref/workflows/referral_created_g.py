@@ -23,9 +23,9 @@ from rehabref.intake.messaging import MessagingAdapter
 from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
-from rehabref.referrals.service_g import new_tracking_code, tracking_url
+from rehabref.referrals.tracking import new_tracking_code, tracking_url
 from rehabref.workflows.create_plan import CreatePlan, Row, transition
-from rehabref.workflows.referral_created import ReferralCreated
+from rehabref.workflows.referral_created import ReferralCreated, hook_jobs
 
 log = logging.getLogger("rehabref.referrals")
 
@@ -227,15 +227,12 @@ async def plan_g(
             events=[event],
             now=now,
         ),
-        jobs=[
-            job
-            for hook in on_created
-            for job in hook(
-                referral_id=referral_id,
-                environment=principal.environment,
-                phone=patient.phone,
-                now=now,
-            )
-        ],
+        jobs=hook_jobs(
+            on_created,
+            referral_id=referral_id,
+            environment=principal.environment,
+            phone=patient.phone,
+            now=now,
+        ),
         response=msgspec.json.encode(response),
     )

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rehabref import ids
-from rehabref.ids import ALPHABET, new_id, new_id_block, random_token
+from rehabref.ids import new_id, random_token
 
 ID = re.compile(r"^ref_[0-9a-hjkmnp-tv-z]{26}$")
 
@@ -76,23 +76,6 @@ def test_ids_made_after_ids_of_other_threads_sort_after_them():
     second = [made for mine in after for made in mine]
     assert max(first) < min(second)
     assert len(set(first + second)) == len(first + second)
-
-
-def test_an_id_block_fits_between_the_ids_made_before_and_after_it():
-    for _ in range(200):
-        before = new_id("dlv")
-        stem = new_id_block("dlv")
-        after = new_id("dlv")
-        block = [stem + ALPHABET[n // 32] + ALPHABET[n % 32] for n in range(1024)]
-        assert all(re.match(r"^dlv_[0-9a-hjkmnp-tv-z]{26}$", item) for item in block)
-        assert before < block[0] and block == sorted(block) and block[-1] < after
-        assert new_id_block("dlv") > after
-
-
-def test_consecutive_id_blocks_do_not_overlap():
-    stems = [new_id_block("dlv") for _ in range(5000)]
-    assert stems == sorted(stems)
-    assert len(set(stems)) == len(stems)
 
 
 @settings(max_examples=2000)

@@ -70,24 +70,6 @@ def new_id(prefix: str, *, now_ms: int | None = None) -> str:
     return f"{prefix}_{_encode(uuid7().int)}"
 
 
-BLOCK_BITS = 10
-
-
-def new_id_block(prefix: str) -> str:
-    """The stem of 1024 consecutive ids: the n-th is the stem followed by ``ALPHABET[n // 32]``
-    and ``ALPHABET[n % 32]``; all of them sort after every id made before and before every id
-    made after.
-
-    For rows numbered inside one SQL statement (a delivery per subscribed endpoint). The block
-    is the values that differ from one new id only in its ten lowest (random) bits: any other
-    id has another counter or time, so it sorts before or after all of them.
-    """
-    return f"{prefix}_{_base32(uuid7().int >> BLOCK_BITS, 24)}"
-
-
-ALPHABET = _ALPHABET
-
-
 def random_token(nbytes: int = 32) -> str:
     """URL-safe random text; 32 bytes = 256 bits."""
     return secrets.token_urlsafe(nbytes)

@@ -51,6 +51,19 @@ class Settings:
     # PostgreSQL connections per server process for the hot paths (create, get, list): enough
     # statements in flight for commits to share WAL flushes (4 and 6 measured slower than 10).
     hot_path_connections: int = 10
+    # Patient channels (docs/channels.md); a channel is live only when all its settings are set.
+    whatsapp_api_base: str = "https://graph.facebook.com/v21.0"
+    whatsapp_access_token: str | None = None
+    whatsapp_phone_number_id: str | None = None
+    whatsapp_app_secret: str | None = None
+    whatsapp_verify_token: str | None = None
+    twilio_api_base: str = "https://api.twilio.com"
+    twilio_account_sid: str | None = None
+    twilio_auth_token: str | None = None
+    twilio_from: str | None = None
+    smtp_url: str | None = None
+    email_from: str | None = None
+    message_retry_base_seconds: float = 5.0
 
     @property
     def base_url(self) -> str:
@@ -160,4 +173,23 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         messaging=choice("REHABREF_MESSAGING", "sandbox", MESSAGING_ADAPTERS),
         webhook_lease_seconds=number("REHABREF_WEBHOOK_LEASE_SECONDS", 120, float, 20),
         hot_path_connections=number("REHABREF_HOT_PATH_CONNECTIONS", 10, int, 1),
+        whatsapp_api_base=url(
+            "REHABREF_WHATSAPP_API_BASE",
+            "https://graph.facebook.com/v21.0",
+            ("http", "https"),
+            secret=False,
+        ).rstrip("/"),
+        whatsapp_access_token=source.get("REHABREF_WHATSAPP_ACCESS_TOKEN") or None,
+        whatsapp_phone_number_id=source.get("REHABREF_WHATSAPP_PHONE_NUMBER_ID") or None,
+        whatsapp_app_secret=source.get("REHABREF_WHATSAPP_APP_SECRET") or None,
+        whatsapp_verify_token=source.get("REHABREF_WHATSAPP_VERIFY_TOKEN") or None,
+        twilio_api_base=url(
+            "REHABREF_TWILIO_API_BASE", "https://api.twilio.com", ("http", "https"), secret=False
+        ).rstrip("/"),
+        twilio_account_sid=source.get("REHABREF_TWILIO_ACCOUNT_SID") or None,
+        twilio_auth_token=source.get("REHABREF_TWILIO_AUTH_TOKEN") or None,
+        twilio_from=source.get("REHABREF_TWILIO_FROM") or None,
+        smtp_url=url("REHABREF_SMTP_URL", "", ("smtp", "smtps"), secret=True) or None,
+        email_from=source.get("REHABREF_EMAIL_FROM") or None,
+        message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0),
     )

@@ -24,7 +24,6 @@ from rehabref.db import Database
 from rehabref.errors import ApiError, handle_api_error, handle_http_exception, handle_unexpected
 from rehabref.events import worker as delivery_worker
 from rehabref.instance_secret import SecretBox, load_secret_key
-from rehabref.intake.messaging import messaging_for
 from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
 from rehabref.ops import care_endpoints as care_ops_endpoints
@@ -36,6 +35,8 @@ from rehabref.pages import referral_link as link_pages
 from rehabref.pages import tracking as tracking_pages
 from rehabref.partners.auth import Authenticator
 from rehabref.plain_asgi import PlainRouter
+from rehabref.provider_webhooks import twilio as twilio_webhooks
+from rehabref.provider_webhooks import whatsapp as whatsapp_webhooks
 from rehabref.rate_limiting import RateLimiter
 from rehabref.request_context import RequestContextMiddleware
 from rehabref.sandbox import trigger as sandbox_trigger
@@ -55,6 +56,9 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         rate_limiter = RateLimiter(settings.redis_url)
         coverage = wiring.coverage_sources()
         roster = wiring.roster_sources()
+        channels = wiring.channel_providers(settings)
+        wiring.warn_about_missing_channels(channels)
+        messages = wiring.message_worker(db, settings, channels)
         app.state.services = Services(
             settings=settings,
             db=db,
@@ -66,7 +70,8 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
                 limiter=rate_limiter,
             ),
             rate_limiter=rate_limiter,
-            messaging=messaging_for(db, settings),
+            channels=channels,
+            messages=messages,
             coverage=coverage,
             roster=roster,
             create_store=create_store(db),
@@ -77,7 +82,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
                 db,
                 app.state.services.box,
                 settings,
-                wiring.periodic_jobs(coverage, roster),
+                wiring.periodic_jobs(coverage, roster, messages),
                 partial(wiring.delivery_transport, db),
             )
             if run_worker
@@ -90,6 +95,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             await handle.shutdown()
         services: Services | None = getattr(app.state, "services", None)
         if services is not None:
+            await services.channels.aclose()
             await services.db.dispose()
 
     return Litestar(
@@ -129,6 +135,8 @@ JSON_ROUTES = [
     *matching_endpoints.ROUTES,
     *care_ops_endpoints.ROUTES,
     *event_ops_endpoints.ROUTES,
+    *whatsapp_webhooks.ROUTES,
+    *twilio_webhooks.ROUTES,
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 import asyncpg
 from sqlalchemy import Table, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.orm import DeclarativeBase
@@ -33,6 +34,18 @@ class Base(DeclarativeBase):
 def table(model: type[Base]) -> Table:
     """The Core table of a model, typed for Core statements on hot paths."""
     return cast(Table, model.__table__)
+
+
+async def insert_ignoring_duplicates(
+    conn: AsyncConnection, target: Table, row: dict[str, Any]
+) -> bool:
+    """Insert ``row`` unless a unique key it has is taken; True when it was inserted.
+
+    Concurrent callers with the same key never fail: exactly one of them inserts.
+    """
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    result = await conn.execute(dialect.insert(target).on_conflict_do_nothing(), row)
+    return bool(result.rowcount)
 
 
 def async_url(url: str) -> str:

@@ -1,18 +1,19 @@
 """The long-lived objects one process shares between requests, built at start-up (edge).
 
 What varies by deployment or environment (coverage sources, physiotherapist rosters,
-referral-created hooks) is chosen in ``wiring.py``."""
+message providers, referral-created hooks) is chosen in ``wiring.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rehabref.api_request import ApiRequest
+from rehabref.channels.providers import ChannelProviders
+from rehabref.channels.worker import MessageWorker
 from rehabref.config import Settings
 from rehabref.db import Database
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.instance_secret import SecretBox
-from rehabref.intake.messaging import MessagingAdapter, SandboxMessaging
 from rehabref.matching.roster import RosterSources
 from rehabref.partners.auth import Authenticator
 from rehabref.rate_limiting import RateLimiter
@@ -34,10 +35,12 @@ class Services:
     roster: RosterSources
     # Writes every referral create (one statement on PostgreSQL, one transaction elsewhere).
     create_store: CreateStore
+    # Who carries patient messages per environment and channel, and the sender that tries
+    # a new referral's first message right after its create.
+    channels: ChannelProviders
+    messages: MessageWorker
     # Add their rows to every referral's create (the sandbox's scenario jobs).
     referral_created: tuple[ReferralCreated, ...] = ()
-    # Outbound patient messages; app start-up picks it from REHABREF_MESSAGING.
-    messaging: MessagingAdapter = field(default_factory=SandboxMessaging)
 
 
 def services_of(request: ApiRequest) -> Services:

@@ -1,6 +1,6 @@
 """Everything chosen at start-up, in one read: coverage sources, physiotherapist rosters,
-referral-created hooks, the durable scheduler's job kinds, the worker's periodic jobs and
-its delivery transport.
+patient-message providers, referral-created hooks, the durable scheduler's job kinds, the
+worker's periodic jobs and its delivery transport.
 
 Nothing in the service registers behaviour by being imported; ``app.py`` and the worker
 process build what they need from here.
@@ -8,8 +8,18 @@ process build what they need from here.
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 
+from rehabref.channels.email import SmtpEmail
+from rehabref.channels.failures import Fallback
+from rehabref.channels.inbox import INBOUND_JOB
+from rehabref.channels.outcome import Provider
+from rehabref.channels.providers import ChannelProviders
+from rehabref.channels.twilio import TwilioSms
+from rehabref.channels.whatsapp import WhatsAppCloud
+from rehabref.channels.worker import MessageWorker, MessageWorkerConfig
+from rehabref.config import Settings
 from rehabref.db import Database
 from rehabref.eligibility.adapters import CoverageSources, RegistryAdapter
 from rehabref.events.periodic import PeriodicJobs
@@ -20,13 +30,22 @@ from rehabref.jobs import Handlers, run_due
 from rehabref.matching.roster import RegistryRoster, RosterSources
 from rehabref.sandbox import scenarios
 from rehabref.sandbox.coverage import SandboxCoverage
+from rehabref.sandbox.messages import SandboxChannel
 from rehabref.sandbox.replay_transport import PhoneFiveReplay
 from rehabref.sandbox.roster import SandboxRoster
+from rehabref.workflows import conversation
 from rehabref.workflows.referral_created import ReferralCreated
+
+log = logging.getLogger("rehabref.channels")
 
 # How often the worker looks for due scheduled jobs (scenario steps, retries).
 SCHEDULED_JOBS_POLL_SECONDS = 0.5
 IDEMPOTENCY_PURGE_SECONDS = 3600
+# How often the worker looks for patient messages to send, and for silent conversations.
+MESSAGES_POLL_SECONDS = 0.1
+NUDGE_POLL_SECONDS = 60
+# A provider call that takes longer is abandoned and retried.
+PROVIDER_TIMEOUT_SECONDS = 10.0
 
 
 def coverage_sources() -> CoverageSources:
@@ -38,6 +57,61 @@ def roster_sources() -> RosterSources:
     """Live keys: the physiotherapist registry. Test keys: the partner's sandbox roster,
     created on first use for each city a test referral names."""
     return RosterSources(live=RegistryRoster(), test=SandboxRoster())
+
+
+def channel_providers(settings: Settings) -> ChannelProviders:
+    """Live messages: each channel whose settings are all present. Test keys: the sandbox,
+    which records every message and sends none."""
+    live: dict[str, Provider] = {}
+    if (
+        settings.whatsapp_access_token
+        and settings.whatsapp_phone_number_id
+        and settings.whatsapp_app_secret
+    ):
+        live["whatsapp"] = WhatsAppCloud(
+            api_base=settings.whatsapp_api_base,
+            access_token=settings.whatsapp_access_token,
+            phone_number_id=settings.whatsapp_phone_number_id,
+            timeout=PROVIDER_TIMEOUT_SECONDS,
+        )
+    if settings.twilio_account_sid and settings.twilio_auth_token and settings.twilio_from:
+        live["sms"] = TwilioSms(
+            api_base=settings.twilio_api_base,
+            account_sid=settings.twilio_account_sid,
+            auth_token=settings.twilio_auth_token,
+            from_number=settings.twilio_from,
+            status_callback_url=f"{settings.base_url}/webhooks/twilio/status",
+            timeout=PROVIDER_TIMEOUT_SECONDS,
+        )
+    if settings.smtp_url and settings.email_from:
+        live["email"] = SmtpEmail(
+            smtp_url=settings.smtp_url,
+            from_address=settings.email_from,
+            timeout=PROVIDER_TIMEOUT_SECONDS,
+        )
+    return ChannelProviders(
+        live=live, test=SandboxChannel(announce=settings.messaging == "console")
+    )
+
+
+def warn_about_missing_channels(channels: ChannelProviders) -> None:
+    """One start-up warning per live channel nobody can be messaged on."""
+    for channel in channels.missing():
+        log.warning(
+            "no %s provider configured: live referrals preferring it get a coordinator task",
+            channel,
+            extra={"channel": channel},
+        )
+
+
+def message_worker(db: Database, settings: Settings, channels: ChannelProviders) -> MessageWorker:
+    """Sends patient messages; a message nobody can receive goes to a coordinator."""
+    return MessageWorker(
+        db,
+        channels,
+        Fallback(channels, conversation.message_undeliverable),
+        MessageWorkerConfig(retry_base_seconds=settings.message_retry_base_seconds),
+    )
 
 
 def delivery_transport(db: Database, config: WorkerConfig) -> DeliveryTransport:
@@ -56,7 +130,14 @@ def referral_created_hooks() -> tuple[ReferralCreated, ...]:
 
 def job_handlers(coverage: CoverageSources, roster: RosterSources) -> Handlers:
     """Every kind of scheduled job and the function that runs it."""
-    return scenarios.handlers(coverage, roster)
+    return {
+        **scenarios.handlers(coverage, roster),
+        INBOUND_JOB: partial(conversation.handle_inbound, roster=roster),
+    }
+
+
+async def nudge_silent_conversations(db: Database) -> None:
+    await conversation.nudge_silent(db)
 
 
 async def purge_idempotency_records(db: Database) -> None:
@@ -64,10 +145,14 @@ async def purge_idempotency_records(db: Database) -> None:
         await purge_expired(conn)
 
 
-def periodic_jobs(coverage: CoverageSources, roster: RosterSources) -> PeriodicJobs:
+def periodic_jobs(
+    coverage: CoverageSources, roster: RosterSources, messages: MessageWorker
+) -> PeriodicJobs:
     """What every delivery worker runs besides deliveries (jobs tolerate running in several
     workers at once). A scenario step that gives up is reported to the partner."""
     return {
+        "channels.send_due": (MESSAGES_POLL_SECONDS, messages.run_once),
+        "intake.nudge_silent": (NUDGE_POLL_SECONDS, nudge_silent_conversations),
         "idempotency.purge_expired": (IDEMPOTENCY_PURGE_SECONDS, purge_idempotency_records),
         "scheduled_jobs.run_due": (
             SCHEDULED_JOBS_POLL_SECONDS,

@@ -55,6 +55,7 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
             box=services.box,
             base_url=settings.base_url,
             assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
+            channels=services.channels,
         ),
         now=utcnow(),
         on_created=services.referral_created,

@@ -2,28 +2,33 @@
 
 Idempotency-Key is optional for Shape G and honoured exactly like V1 when sent: the first
 response is stored with the referral (one statement, or one transaction on SQLite) and replayed
-for 24 h. The patient is messaged while the create is planned, so a replay or a used
-``partner_reference`` is answered from a read before planning and messages nobody.
+for 24 h. The patient's WhatsApp message is written with the referral and tried once right
+after the commit, with a short timeout: ``messaging_intake.dispatched`` says whether the
+provider took it (the stored answer is amended to match, so replays say the same). A message
+the provider did not take in time stays queued for the worker.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import msgspec
 from litestar import Response
 
 from rehabref.clock import utcnow
-from rehabref.idempotency.flow import answered_before, create_idempotently
-from rehabref.idempotency.service import KeyClaim
+from rehabref.idempotency.flow import create_idempotently
+from rehabref.idempotency.service import amend_response
 from rehabref.principal import Principal
-from rehabref.referrals import store
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.request_body import validate
-from rehabref.scope import PartnerScope
+from rehabref.responses import JSON
 from rehabref.services import Services
 from rehabref.workflows import referral_created_g as created_g
 
 CREATE_OPERATION = "referrals.create"
+# How long the create waits for the provider to take the patient's message.
+DISPATCH_TIMEOUT_SECONDS = 3.0
 
 
 def _context(services: Services) -> created_g.GContext:
@@ -32,7 +37,7 @@ def _context(services: Services) -> created_g.GContext:
         box=services.box,
         base_url=settings.base_url,
         assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
-        messaging=services.messaging,
+        channels=services.channels,
         allow_private_targets=settings.allow_private_webhook_targets,
     )
 
@@ -44,36 +49,39 @@ async def create_referral_g(
     ctx = _context(services)
     # Checks with network I/O (callback host resolution) run before anything is written.
     grant = await created_g.check_request(principal=principal, request=payload, ctx=ctx)
-
-    async def persist(claim: KeyClaim | None) -> bytes:
-        # The patient is messaged while planning, before the write: a replay, or a reference
-        # already used, is answered from a read first so that it messages nobody.
-        async with services.db.read() as conn:
-            if claim is not None:
-                await answered_before(conn, claim)
-            if payload.partner_reference is not None and await store.find_id_by_partner_reference(
-                conn,
-                scope=PartnerScope.of(principal),
-                partner_reference=payload.partner_reference,
-            ):
-                raise created_g.duplicate_reference()
-        plan = await created_g.plan_g(
-            principal=principal,
-            request=payload,
-            grant=grant,
-            ctx=ctx,
-            now=utcnow(),
-            on_created=services.referral_created,
-        )
-        return await services.create_store.persist(plan, claim)
-
-    return await create_idempotently(
+    plan = created_g.plan_g(
+        principal=principal,
+        request=payload,
+        grant=grant,
+        ctx=ctx,
+        now=utcnow(),
+        on_created=services.referral_created,
+    )
+    response = await create_idempotently(
         services.db,
         principal=principal,
         key=key,
         operation=CREATE_OPERATION,
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
-        persist=persist,
+        persist=partial(services.create_store.persist, plan),
         conflict=created_g.duplicate_reference,
     )
+    waiting = [m for m in plan.messages if m["state"] == "pending"]
+    if response.status_code != 201 or response.headers.get("Idempotent-Replayed") or not waiting:
+        return response
+    if not await services.messages.send_now(waiting[0]["id"], timeout=DISPATCH_TIMEOUT_SECONDS):
+        return response
+    answer = msgspec.json.decode(plan.response)
+    answer["messaging_intake"]["dispatched"] = True
+    content = msgspec.json.encode(answer)
+    if key is not None:
+        async with services.db.write() as conn:
+            await amend_response(
+                conn,
+                partner_id=principal.partner_id,
+                environment=principal.environment,
+                key=key,
+                body=content,
+            )
+    return Response(content=content, status_code=201, media_type=JSON)

@@ -1,4 +1,5 @@
-"""``rehabref worker``: the delivery worker as its own process."""
+"""``rehabref worker``: the delivery worker (webhooks, patient messages, jobs) as its own
+process."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ async def run_standalone(settings: Any) -> None:
     db = Database(settings.database_url, pool_size=4)
     box = SecretBox(await load_secret_key(db, settings.secret_key))
     config = config_from(settings)
+    channels = wiring.channel_providers(settings)
+    wiring.warn_about_missing_channels(channels)
+    messages = wiring.message_worker(db, settings, channels)
     worker = DeliveryWorker(
         db,
         box,
         config,
-        periodic=wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources()),
+        periodic=wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources(), messages),
         transport=wiring.delivery_transport(db, config),
     )
     loop = asyncio.get_running_loop()
@@ -31,4 +35,5 @@ async def run_standalone(settings: Any) -> None:
         await worker.run()
     finally:
         await worker.aclose()
+        await channels.aclose()
         await db.dispose()

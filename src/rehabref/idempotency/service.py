@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 import msgspec
-from sqlalchemy import and_, bindparam, delete, func, insert, literal, select
+from sqlalchemy import and_, bindparam, delete, func, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, utcnow
@@ -232,3 +232,19 @@ async def forget_expired(
 async def purge_expired(conn: AsyncConnection) -> int:
     result = await conn.execute(delete(_records).where(_records.c.expires_at <= utcnow()))
     return int(result.rowcount or 0)
+
+
+async def amend_response(
+    conn: AsyncConnection, *, partner_id: str, environment: str, key: str, body: bytes
+) -> None:
+    """Replace a stored answer with what the same request learnt right after its commit
+    (a Shape G create whose message a provider accepted), so replays say the same."""
+    await conn.execute(
+        update(_records)
+        .where(
+            _records.c.partner_id == partner_id,
+            _records.c.environment == environment,
+            _records.c.key == key,
+        )
+        .values(response_body=body)
+    )

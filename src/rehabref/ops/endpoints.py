@@ -25,6 +25,7 @@ from rehabref.responses import json_response
 from rehabref.scope import OperatorScope
 from rehabref.services import Services, services_of
 from rehabref.workflows import moves
+from rehabref.workflows.first_contact import send_assistant_link
 
 _LINK_STATUSES = frozenset({"received", "contact_pending"})
 
@@ -171,9 +172,6 @@ async def _send_assistant_link(services: Services, conn: Any, referral_id: str, 
             "invalid_transition",
             "An assistant link can be sent only while the referral waits for contact.",
         )
-    recipient = referral.patient_phone or referral.patient_email
-    if recipient is None:
-        raise ApiError(409, "invalid_transition", "The patient has no phone or e-mail on file.")
     url = await open_assistant_session(
         conn,
         box=services.box,
@@ -182,13 +180,8 @@ async def _send_assistant_link(services: Services, conn: Any, referral_id: str, 
         ttl_seconds=services.settings.assistant_session_ttl_seconds,
         base_url=services.settings.base_url,
     )
-    await services.messaging.send(
-        to=recipient,
-        text="Your physiotherapy intake: tell us when and how you would like to be seen.",
-        link=url,
-        template="assistant_link",
-        referral_id=referral_id,
-        conn=conn,
+    await send_assistant_link(
+        conn, referral_id=referral_id, link=url, channels=services.channels, now=now
     )
 
 

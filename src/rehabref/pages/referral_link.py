@@ -255,6 +255,7 @@ async def _create_referral(
             box=services.box,
             base_url=settings.base_url,
             assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
+            channels=services.channels,
         ),
         now=utcnow(),
         on_created=services.referral_created,

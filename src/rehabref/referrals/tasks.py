@@ -1,8 +1,9 @@
 """A referral's human follow-up: the coordinator's contact tasks.
 
 A task is opened when a partner asks for contact (``route: contact``), when a referral moves
-to ``contact_pending``, and when matching finds nobody (``unmatched``); it is closed with the
-referral. Part of the referral core because the ``contact_pending`` status is defined by it.
+to ``contact_pending``, when matching finds nobody (``unmatched``) and when the patient's
+messages need a person (no channel, undeliverable, STOP, a hand-over from the assistant); it
+is closed with the referral. Part of the referral core because the ``contact_pending`` status is defined by it.
 """
 
 from __future__ import annotations
@@ -69,34 +70,46 @@ async def open_contact_task(
     return str(row["id"])
 
 
-async def open_unmatched_task(
-    conn: AsyncConnection, *, referral: ReferralRow, now: datetime
-) -> None:
-    """One open ``unmatched`` task per referral, however often matching is retried."""
-    if await unmatched_task_open(conn, referral.id):
-        return
+async def open_task_once(
+    conn: AsyncConnection, *, referral: ReferralRow, purpose: str, now: datetime
+) -> bool:
+    """One open task per referral and purpose, however often its cause repeats; True when
+    this call opened it."""
+    if await task_open(conn, referral.id, purpose):
+        return False
     await open_contact_task(
         conn,
         referral_id=referral.id,
         partner_id=referral.partner_id,
         environment=referral.environment,
         channel=referral.preferred_contact or "messaging",
-        purpose="unmatched",
+        purpose=purpose,
         now=now,
     )
+    return True
 
 
-async def unmatched_task_open(conn: AsyncConnection, referral_id: str) -> bool:
+async def open_unmatched_task(
+    conn: AsyncConnection, *, referral: ReferralRow, now: datetime
+) -> None:
+    await open_task_once(conn, referral=referral, purpose="unmatched", now=now)
+
+
+async def task_open(conn: AsyncConnection, referral_id: str, purpose: str) -> bool:
     found = (
         await conn.execute(
             select(_tasks.c.id).where(
                 _tasks.c.referral_id == referral_id,
-                _tasks.c.purpose == "unmatched",
+                _tasks.c.purpose == purpose,
                 _tasks.c.status != "done",
             )
         )
     ).first()
     return found is not None
+
+
+async def unmatched_task_open(conn: AsyncConnection, referral_id: str) -> bool:
+    return await task_open(conn, referral_id, "unmatched")
 
 
 async def close_open_tasks(conn: AsyncConnection, *, referral_id: str, now: datetime) -> None:

@@ -10,6 +10,7 @@ from rehabref.db import Base
 from rehabref.instance_secret import InstanceSetting
 from rehabref.tables import (
     care,
+    channels,
     eligibility,
     events,
     idempotency,
@@ -25,6 +26,7 @@ from rehabref.tables import (
 __all__ = [
     "InstanceSetting",
     "care",
+    "channels",
     "eligibility",
     "events",
     "idempotency",

@@ -1,10 +1,11 @@
-"""Assistant (patient intake) sessions, human contact tasks and the outbound message log."""
+"""Assistant (patient intake) sessions and conversations, and human contact tasks."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import DateTime, ForeignKey, Index, String, Text
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -48,15 +49,28 @@ class ContactTask(Base):
     completed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
-class OutboundMessage(Base):
-    """What the messaging adapter was asked to send: never the text or the link itself."""
+class IntakeConversation(Base):
+    """The assistant conversation of one referral: where the dialogue stands, on which
+    channel, and when the patient was last heard from (reminder after 24 h, hand-over
+    after 72 h of silence)."""
 
-    __tablename__ = "outbound_messages"
+    __tablename__ = "intake_conversations"
+    __table_args__ = (
+        Index("ix_intake_conversations_recipient", "recipient_ref", "updated_at"),
+        Index("ix_intake_conversations_nudge", "nudge_at"),
+    )
 
-    id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    referral_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
-    # SHA-256 (hex, first 16 chars) of the recipient address: identifies, does not reveal.
+    referral_id: Mapped[str] = mapped_column(ForeignKey("referrals.id"), primary_key=True)
+    environment: Mapped[str] = mapped_column(String(8))
+    channel: Mapped[str] = mapped_column(String(16))  # whatsapp | sms | email
     recipient_ref: Mapped[str] = mapped_column(String(16))
-    template: Mapped[str] = mapped_column(String(64))
-    provider: Mapped[str] = mapped_column(String(16))  # sandbox | console
+    # ``intake.dialogue.State.to_json()``
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    engaged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_inbound_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # When silence next needs an action (reminder, then hand-over); None when it never does.
+    nudge_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -28,11 +28,12 @@ class CreatePlan:
     environment: str
     referral: Row
     transitions: Sequence[Row]
-    # The intake: an assistant session (and, for Shape G, the message that carries its link)
-    # or a coordinator's contact task.
+    # The intake: an assistant session, the first message to the patient and the
+    # conversation it starts (``workflows/first_contact.py``), or a coordinator's task.
     assistant_sessions: Sequence[Row]
     contact_tasks: Sequence[Row]
     messages: Sequence[Row]
+    conversations: Sequence[Row]
     # Shape G: the pre-authorised HMO coverage the referral is linked to.
     coverage: Sequence[Row]
     events: Sequence[OutboxEvent]

@@ -27,10 +27,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.db import Database, table
 from rehabref.events.outbox import active_endpoints
 from rehabref.idempotency.service import KeyClaim
+from rehabref.tables.channels import OutboundMessage
 from rehabref.tables.eligibility import ReferralCoverage
 from rehabref.tables.events import Delivery, Event
 from rehabref.tables.idempotency import IdempotencyRecord
-from rehabref.tables.intake import AssistantSession, ContactTask, OutboundMessage
+from rehabref.tables.intake import AssistantSession, ContactTask, IntakeConversation
 from rehabref.tables.jobs import ScheduledJob
 from rehabref.tables.referrals import Referral, ReferralTransition
 from rehabref.workflows.create_plan import CreatePlan, Row
@@ -54,6 +55,7 @@ _transitions = table(ReferralTransition)
 _sessions = table(AssistantSession)
 _tasks = table(ContactTask)
 _messages = table(OutboundMessage)
+_conversations = table(IntakeConversation)
 _coverage = table(ReferralCoverage)
 _events = table(Event)
 _deliveries = table(Delivery)
@@ -74,6 +76,7 @@ class PortableCreateStore:
             await _insert(conn, _sessions, plan.assistant_sessions)
             await _insert(conn, _tasks, plan.contact_tasks)
             await _insert(conn, _messages, plan.messages)
+            await _insert(conn, _conversations, plan.conversations)
             await _insert(conn, _coverage, plan.coverage)
             await _insert(conn, _events, [event.row for event in plan.events])
             endpoints = await active_endpoints(

@@ -30,21 +30,21 @@ from rehabref.fastsql import RawConnection
 from rehabref.idempotency.service import KeyClaim
 from rehabref.workflows.create_plan import CreatePlan
 
-# $1 the referral; $2-$9 arrays of rows; $10 the idempotency record (0 or 1; its body in
-# base64); $11-$13 the partner, environment and sorted ids of the endpoints planned with.
+# $1 the referral; $2-$10 arrays of rows; $11 the idempotency record (0 or 1; its body in
+# base64); $12-$14 the partner, environment and sorted ids of the endpoints planned with.
 # ``planned`` is the plan as one row, or no row when the endpoints changed since they were
 # read: then every INSERT below writes nothing, and the statement answers 0.
 CREATE_REFERRAL = """
 WITH planned AS (
     SELECT
         $1::json AS referral, $2::json AS transitions, $3::json AS assistant_sessions,
-        $4::json AS contact_tasks, $5::json AS messages, $6::json AS coverage,
-        $7::json AS events, $8::json AS deliveries, $9::json AS jobs,
-        $10::json AS idempotency_record
-    WHERE $13::text[] = (
+        $4::json AS contact_tasks, $5::json AS messages, $6::json AS conversations,
+        $7::json AS coverage, $8::json AS events, $9::json AS deliveries, $10::json AS jobs,
+        $11::json AS idempotency_record
+    WHERE $14::text[] = (
         SELECT coalesce(array_agg(id::text ORDER BY id COLLATE "C"), '{}')
         FROM webhook_endpoints
-        WHERE partner_id = $11 AND environment = $12 AND active)
+        WHERE partner_id = $12 AND environment = $13 AND active)
 ),
 new_referral AS (
     INSERT INTO referrals (
@@ -85,9 +85,24 @@ new_contact_tasks AS (
     FROM planned, json_populate_recordset(NULL::contact_tasks, planned.contact_tasks)
 ),
 new_messages AS (
-    INSERT INTO outbound_messages (id, referral_id, recipient_ref, template, provider, created_at)
-    SELECT id, referral_id, recipient_ref, template, provider, created_at
+    INSERT INTO outbound_messages (
+        id, referral_id, environment, channel, recipient, recipient_ref, purpose, content,
+        state, attempts, next_attempt_at, provider, provider_message_id, created_at,
+        updated_at, sent_at, status_at)
+    SELECT
+        id, referral_id, environment, channel, recipient, recipient_ref, purpose, content,
+        state, attempts, next_attempt_at, provider, provider_message_id, created_at,
+        updated_at, sent_at, status_at
     FROM planned, json_populate_recordset(NULL::outbound_messages, planned.messages)
+),
+new_conversations AS (
+    INSERT INTO intake_conversations (
+        referral_id, environment, channel, recipient_ref, state, nudge_at, created_at,
+        updated_at)
+    SELECT
+        referral_id, environment, channel, recipient_ref, state, nudge_at, created_at,
+        updated_at
+    FROM planned, json_populate_recordset(NULL::intake_conversations, planned.conversations)
 ),
 new_coverage AS (
     INSERT INTO referral_coverage (
@@ -148,6 +163,7 @@ class PostgresCreateStore:
             encode(plan.assistant_sessions).decode(),
             encode(plan.contact_tasks).decode(),
             encode(plan.messages).decode(),
+            encode(plan.conversations).decode(),
             encode(plan.coverage).decode(),
             encode([event.row for event in plan.events]).decode(),
         ]

@@ -1,6 +1,6 @@
 """The patient's intake: the assistant opened, the answers given, a physiotherapist matched.
 
-Called by the assistant pages, the sandbox scenarios and (later) the messaging channels.
+Called by the assistant pages, the sandbox scenarios and the conversation workflow.
 """
 
 from __future__ import annotations
@@ -35,6 +35,22 @@ async def assistant_opened(
     referral_id = await intake.mark_opened(conn, session_id=session_id, now=now)
     if referral_id is None:
         return False
+    await patient_engaged(
+        conn, referral_id=referral_id, actor=actor, now=now, reason="patient opened the assistant"
+    )
+    return True
+
+
+async def patient_engaged(
+    conn: AsyncConnection,
+    *,
+    referral_id: str,
+    actor: str,
+    now: datetime,
+    reason: str = "patient answered the assistant",
+) -> None:
+    """The patient's first answer (a message, or a form sent on the web page): a referral
+    still waiting moves to ``assistant_started`` with its ``assistant.started`` event."""
     referral = await lock_referral(conn, referral_id)
     if referral is not None and referral.status in STARTABLE:
         await move_referral(
@@ -42,10 +58,9 @@ async def assistant_opened(
             referral_id=referral_id,
             to="assistant_started",
             actor=actor,
-            reason="patient opened the assistant link",
+            reason=reason,
             now=now,
         )
-    return True
 
 
 async def intake_completed(

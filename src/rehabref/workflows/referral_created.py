@@ -1,6 +1,7 @@
 """A Shape V1 referral is created: the referral, its history, its intake (an assistant
-session or a contact task), its events and the jobs of the wired referral-created hooks,
-planned as rows (``CreatePlan``) for the create store to write at once.
+session and the first message to the patient, or a contact task), its events and the jobs
+of the wired referral-created hooks, planned as rows (``CreatePlan``) for the create store
+to write at once.
 
 Planning reads and writes nothing: the same plan is written by one statement on PostgreSQL
 and by one transaction elsewhere (``create_store``).
@@ -15,6 +16,7 @@ from typing import Protocol
 
 import msgspec
 
+from rehabref.channels.providers import ChannelProviders
 from rehabref.clock import iso
 from rehabref.events.outbox import NewEvent, outbox_rows
 from rehabref.ids import new_id
@@ -26,6 +28,7 @@ from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import next_action
 from rehabref.referrals.tasks import contact_task
 from rehabref.workflows.create_plan import CreatePlan, Row, transition
+from rehabref.workflows.first_contact import dialogue_context, plan_first_contact
 
 
 class ReferralCreated(Protocol):
@@ -47,6 +50,7 @@ class IntakeSettings:
     box: SecretBox
     base_url: str
     assistant_ttl_seconds: int
+    channels: ChannelProviders
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,8 @@ def plan_v1(
     ]
     sessions: list[Row] = []
     tasks: list[Row] = []
+    messages: list[Row] = []
+    conversations: list[Row] = []
     assistant_url = None
     if request.route == "contact":
         task = contact_task(
@@ -146,6 +152,25 @@ def plan_v1(
             base_url=intake.base_url,
         )
         sessions.append(session)
+        first = plan_first_contact(
+            referral_id=referral_id,
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            preferred_contact=request.preferred_contact,
+            address=str(patient.email if request.preferred_contact == "email" else patient.phone),
+            context=dialogue_context(
+                first_name=patient.first_name,
+                referrer=principal.partner_name,
+                care_mode=request.care_mode,
+                area=None,
+                city=patient.city,
+            ),
+            link=assistant_url,
+            channels=intake.channels,
+            now=now,
+        )
+        messages, conversations = first.messages, first.conversations
+        tasks.extend(first.contact_tasks)
     response = {
         "referral_id": referral_id,
         "external_ref": request.external_ref,
@@ -162,7 +187,8 @@ def plan_v1(
         transitions=history,
         assistant_sessions=sessions,
         contact_tasks=tasks,
-        messages=(),
+        messages=messages,
+        conversations=conversations,
         coverage=(),
         events=outbox_rows(
             partner_id=principal.partner_id,

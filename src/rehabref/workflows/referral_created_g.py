@@ -1,17 +1,17 @@
-"""A Shape G referral is created: the patient is messaged at once, the pre-authorised HMO
-coverage is linked, and its events are written, planned as rows (``CreatePlan``) for the
-create store, like a V1 create.
+"""A Shape G referral is created: its WhatsApp message to the patient, the pre-authorised
+HMO coverage and its events, planned as rows (``CreatePlan``) for the create store, like a V1
+create. The message is tried right after the commit (``api/referrals_g.py``).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import msgspec
 
+from rehabref.channels.providers import ChannelProviders
 from rehabref.clock import epoch_ms
 from rehabref.eligibility import tokens as preauth
 from rehabref.errors import ApiError
@@ -19,15 +19,13 @@ from rehabref.events import targets
 from rehabref.events.outbox import NewEvent, outbox_rows
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
-from rehabref.intake.messaging import MessagingAdapter
 from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.referrals.tracking import new_tracking_code, tracking_url
 from rehabref.workflows.create_plan import CreatePlan, Row, transition
+from rehabref.workflows.first_contact import dialogue_context, plan_first_contact
 from rehabref.workflows.referral_created import ReferralCreated, hook_jobs
-
-log = logging.getLogger("rehabref.referrals")
 
 
 @dataclass(frozen=True)
@@ -35,7 +33,7 @@ class GContext:
     box: SecretBox
     base_url: str
     assistant_ttl_seconds: int
-    messaging: MessagingAdapter
+    channels: ChannelProviders
     allow_private_targets: bool
 
 
@@ -84,14 +82,7 @@ def duplicate_reference() -> ApiError:
     )
 
 
-def intake_text(first_name: str, partner_name: str) -> str:
-    return (
-        f"Hello {first_name}, {partner_name} has referred you for physiotherapy. "
-        "Tell us when you are available and how you would like to be seen:"
-    )
-
-
-async def plan_g(
+def plan_g(
     *,
     principal: Principal,
     request: ReferralCreateG,
@@ -100,12 +91,8 @@ async def plan_g(
     now: datetime,
     on_created: Sequence[ReferralCreated] = (),
 ) -> CreatePlan:
-    """Plan a Shape G referral, message the patient, plan its events; the 2.3 G body.
-
-    The one step with I/O is handing the intake message to the messaging adapter, which
-    returns the message's row for the plan. If the provider fails, nothing is created: the
-    partner retries with the same Idempotency-Key.
-    """
+    """Plan a Shape G referral, its first message to the patient and its events; the 2.3 G
+    body. Reads and writes nothing: the message is sent once the plan is written."""
     referral_id = new_id("ref")
     code = new_tracking_code()
     patient = request.patient
@@ -161,24 +148,26 @@ async def plan_g(
         ttl_seconds=ctx.assistant_ttl_seconds,
         base_url=ctx.base_url,
     )
-    try:
-        message = await ctx.messaging.accept(
-            to=patient.phone,
-            text=intake_text(patient.first_name, principal.partner_name),
-            link=deep_link,
-            template="shape_g_intake",
-            referral_id=referral_id,
-            now=now,
-        )
-    except Exception as exc:
-        log.warning("intake message failed", extra={"error_type": type(exc).__name__})
-        raise ApiError(
-            503,
-            "service_unavailable",
-            "The patient could not be messaged right now; nothing was created. Retry with "
-            "the same Idempotency-Key.",
-            headers={"Retry-After": "5"},
-        ) from None
+    first = plan_first_contact(
+        referral_id=referral_id,
+        partner_id=principal.partner_id,
+        environment=principal.environment,
+        preferred_contact="messaging",
+        address=patient.phone,
+        context=dialogue_context(
+            first_name=patient.first_name,
+            referrer=principal.partner_name,
+            care_mode=None,
+            area=patient.area,
+            city=patient.city,
+        ),
+        link=deep_link,
+        channels=ctx.channels,
+        now=now,
+    )
+    intake_status = (
+        "pending_messaging_response" if first.messages else "pending_coordinator_contact"
+    )
     data = {
         "referral_id": referral_id,
         "status": "received",
@@ -186,7 +175,7 @@ async def plan_g(
         "tracking_code": code,
         "billing_mode": request.billing_mode,
         "priority": notes.priority,
-        "intake_status": "pending_messaging_response",
+        "intake_status": intake_status,
     }
     event = NewEvent(
         "referral.created",
@@ -201,10 +190,12 @@ async def plan_g(
         "tracking_code": code,
         "partner_reference": request.partner_reference,
         "tracking_url": tracking_url(ctx.base_url, code),
-        "intake_status": "pending_messaging_response",
+        "intake_status": intake_status,
         "patient": {"name": f"{patient.first_name} {patient.last_name}", "phone": patient.phone},
         "messaging_intake": {
-            "dispatched": True,
+            # True only once a provider took the message: the sandbox's at once; a live
+            # provider's after the commit (``api/referrals_g.py`` tries it then).
+            "dispatched": first.recorded_as_sent,
             "recipient": patient.phone,
             "intake_token": deep_link.rsplit("/a/", 1)[1],
             "deep_link": deep_link,
@@ -217,8 +208,9 @@ async def plan_g(
         referral=referral,
         transitions=history,
         assistant_sessions=[session],
-        contact_tasks=(),
-        messages=[message],
+        contact_tasks=first.contact_tasks,
+        messages=first.messages,
+        conversations=first.conversations,
         coverage=coverage,
         events=outbox_rows(
             partner_id=principal.partner_id,

@@ -1,0 +1,127 @@
+"""What providers tell us: patients' messages (kept once each) and delivery statuses.
+
+A provider webhook is answered as soon as its contents are stored: ``record_inbound`` keeps
+each message once (a provider that delivers it twice finds its id taken) and the caller
+schedules the work on it in the same transaction. ``apply_status`` moves a message's state
+forward only (callbacks arrive out of order) and routes a ``failed`` message on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import RowMapping, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.channels.failures import Fallback
+from rehabref.channels.inbound import InboundMessage, StatusUpdate
+from rehabref.channels.outbox import recipient_ref
+from rehabref.channels.policy import status_after
+from rehabref.db import insert_ignoring_duplicates, table
+from rehabref.ids import new_id
+from rehabref.jobs import job_row
+from rehabref.tables.channels import InboundMessage as InboundRow
+from rehabref.tables.channels import OutboundMessage
+from rehabref.tables.jobs import ScheduledJob
+
+_inbound = table(InboundRow)
+_messages = table(OutboundMessage)
+_jobs = table(ScheduledJob)
+
+
+async def record_inbound(
+    conn: AsyncConnection, message: InboundMessage, *, channel: str, now: datetime
+) -> str | None:
+    """Keep a patient's message; its id, or None when the provider sent it before."""
+    row = {
+        "id": new_id("inm"),
+        "provider": message.provider,
+        "provider_message_id": message.provider_message_id[:120],
+        "channel": channel,
+        "sender": message.sender[:32],
+        "sender_ref": recipient_ref(message.sender),
+        "text": (message.text or "")[:4096] or None,
+        "choice_id": (message.choice_id or "")[:200] or None,
+        "referral_id": None,
+        "received_at": message.received_at,
+        "processed_at": None,
+        "created_at": now,
+    }
+    return str(row["id"]) if await insert_ignoring_duplicates(conn, _inbound, row) else None
+
+
+async def apply_status(
+    conn: AsyncConnection, status: StatusUpdate, *, fallback: Fallback, now: datetime
+) -> str | None:
+    """Record a provider's status for one of our messages; the new state, if it changed."""
+    m = _messages
+    query = select(m).where(m.c.provider_message_id == status.provider_message_id[:120])
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    message = (await conn.execute(query)).mappings().first()
+    if message is None:
+        return None
+    new_state = status_after(message["state"], status.status)
+    if new_state is None:
+        return None
+    reason = f"{status.provider} {status.error_code or 'failed'} (status callback)"
+    await conn.execute(
+        update(m)
+        .where(m.c.id == message["id"])
+        .values(
+            state=new_state,
+            status_at=now,
+            updated_at=now,
+            **({"last_error": reason[:200]} if new_state == "failed" else {}),
+        )
+    )
+    if new_state == "failed":
+        await fallback.failed(conn, message, reason, now)
+    return new_state
+
+
+async def unprocessed(conn: AsyncConnection, inbound_id: str) -> RowMapping | None:
+    """A stored inbound message not yet acted on (locked on PostgreSQL), or None."""
+    query = select(_inbound).where(_inbound.c.id == inbound_id, _inbound.c.processed_at.is_(None))
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return (await conn.execute(query)).mappings().first()
+
+
+async def mark_processed(
+    conn: AsyncConnection, *, inbound_id: str, referral_id: str | None, now: datetime
+) -> None:
+    await conn.execute(
+        update(_inbound)
+        .where(_inbound.c.id == inbound_id)
+        .values(processed_at=now, referral_id=referral_id)
+    )
+
+
+INBOUND_JOB = "channels.inbound"
+
+
+async def receive(
+    conn: AsyncConnection,
+    items: Sequence[InboundMessage | StatusUpdate],
+    *,
+    channel: str,
+    fallback: Fallback,
+    now: datetime,
+) -> int:
+    """Store what a provider webhook carried, in the webhook's transaction: each new message
+    with a ``channels.inbound`` job to act on it; each status applied. How many were new."""
+    new = 0
+    for item in items:
+        if isinstance(item, StatusUpdate):
+            await apply_status(conn, item, fallback=fallback, now=now)
+            continue
+        inbound_id = await record_inbound(conn, item, channel=channel, now=now)
+        if inbound_id is not None:
+            new += 1
+            await conn.execute(
+                insert(_jobs),
+                job_row(kind=INBOUND_JOB, payload={"inbound_id": inbound_id}, due_at=now, now=now),
+            )
+    return new

@@ -1,0 +1,283 @@
+"""The message worker: claims due patient messages, sends each through its provider, and
+records every outcome on its own row.
+
+- **Claims** take a lease (``claimed_until``) in one short transaction; on PostgreSQL with
+  ``FOR UPDATE SKIP LOCKED`` so several workers share the work. A worker killed mid-send
+  leaves the row ``sending``; when the lease passes, any worker claims it again (at least
+  once: the providers have no idempotency key, so a crash between their answer and our
+  record can send a message twice, never zero times).
+- **Order**: a message is not claimed while an earlier one to the same recipient is still
+  owed, so a patient reads the questions in the order the dialogue asked them.
+- **Opt-outs** are checked at the claim: a message to a number that said STOP is
+  ``suppressed`` (except the one acknowledgement of the STOP itself).
+- **Outcomes** are recorded per message, only by the lease holder: accepted -> ``sent``;
+  retryable -> ``pending`` again after the backoff of ``channels.policy``; refused, or out of
+  retries -> ``failed`` and handed to ``Fallback`` (SMS, then a coordinator).
+- ``send_now`` is the create's single immediate try (a short timeout, right after the
+  commit); whatever it does not finish, the worker's next round does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, or_, select, update
+
+from rehabref.channels.content import from_json
+from rehabref.channels.failures import Fallback
+from rehabref.channels.outbox import WAITING
+from rehabref.channels.outcome import Accepted, Outcome, Refused, Retry
+from rehabref.channels.policy import next_attempt
+from rehabref.channels.providers import ChannelProviders
+from rehabref.clock import as_utc, utcnow
+from rehabref.db import Database, table
+from rehabref.tables.channels import MessageOptOut, OutboundMessage
+
+log = logging.getLogger("rehabref.messages")
+_messages = table(OutboundMessage)
+_opt_outs = table(MessageOptOut)
+
+# Sent even to a number that opted out: the one confirmation that it did.
+OPT_OUT_ACK = "optout.ack"
+
+
+@dataclass(frozen=True)
+class MessageWorkerConfig:
+    retry_base_seconds: float = 5.0
+    lease_seconds: float = 60.0
+    batch_size: int = 32
+    # Provider calls in flight at once in one round.
+    concurrency: int = 16
+
+
+@dataclass(frozen=True)
+class ClaimedMessage:
+    id: str
+    referral_id: str | None
+    environment: str
+    channel: str
+    recipient: str
+    recipient_ref: str
+    purpose: str
+    content: dict[str, Any]
+    attempts: int
+    created_at: datetime
+    lease_until: datetime
+
+    def as_row(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "referral_id": self.referral_id,
+            "environment": self.environment,
+            "channel": self.channel,
+            "recipient": self.recipient,
+            "purpose": self.purpose,
+            "content": self.content,
+        }
+
+
+class MessageWorker:
+    def __init__(
+        self,
+        db: Database,
+        providers: ChannelProviders,
+        fallback: Fallback,
+        config: MessageWorkerConfig,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.db = db
+        self.providers = providers
+        self.fallback = fallback
+        self.config = config
+        self.clock = clock
+        self.rng = rng
+        self._semaphore = asyncio.Semaphore(config.concurrency)
+        # Immediate tries that outlived their caller's timeout (kept so they finish).
+        self._background: set[asyncio.Task[str]] = set()
+
+    def _claimable(self, now: datetime) -> Any:
+        m = _messages
+        earlier = _messages.alias("earlier")
+        earlier_owed = exists().where(
+            earlier.c.recipient_ref == m.c.recipient_ref,
+            earlier.c.state.in_(WAITING),
+            earlier.c.id < m.c.id,
+        )
+        due = or_(
+            and_(m.c.state == "pending", m.c.next_attempt_at <= now),
+            and_(m.c.state == "sending", m.c.claimed_until < now),
+        )
+        return select(m.c.id).where(due, ~earlier_owed).order_by(m.c.next_attempt_at)
+
+    async def claim(self, *, only: str | None = None) -> list[ClaimedMessage]:
+        now = self.clock()
+        lease_until = now + timedelta(seconds=self.config.lease_seconds)
+        query = self._claimable(now)
+        if only is not None:
+            query = query.where(_messages.c.id == only)
+        if self.db.is_sqlite:
+            # A cheap read first: most rounds find nothing and must not take the write lock.
+            async with self.db.read() as conn:
+                if (await conn.execute(query.limit(1))).first() is None:
+                    return []
+        else:
+            query = query.with_for_update(skip_locked=True, of=_messages)
+        m, o = _messages, _opt_outs
+        async with self.db.write() as conn:
+            ids = list((await conn.execute(query.limit(self.config.batch_size))).scalars())
+            if not ids:
+                return []
+            rows = (
+                await conn.execute(
+                    select(m, o.c.opted_out)
+                    .outerjoin(o, o.c.recipient_ref == m.c.recipient_ref)
+                    .where(m.c.id.in_(ids))
+                )
+            ).all()
+            suppressed = [r.id for r in rows if r.opted_out and r.purpose != OPT_OUT_ACK]
+            if suppressed:
+                await conn.execute(
+                    update(m)
+                    .where(m.c.id.in_(suppressed))
+                    .values(
+                        state="suppressed",
+                        last_error="the recipient opted out (STOP)",
+                        claimed_until=None,
+                        updated_at=now,
+                    )
+                )
+            sending = [r for r in rows if r.id not in suppressed]
+            if sending:
+                await conn.execute(
+                    update(m)
+                    .where(m.c.id.in_([r.id for r in sending]))
+                    .values(
+                        state="sending",
+                        claimed_until=lease_until,
+                        attempts=m.c.attempts + 1,
+                        updated_at=now,
+                    )
+                )
+        return [
+            ClaimedMessage(
+                id=r.id,
+                referral_id=r.referral_id,
+                environment=r.environment,
+                channel=r.channel,
+                recipient=r.recipient,
+                recipient_ref=r.recipient_ref,
+                purpose=r.purpose,
+                content=r.content,
+                attempts=r.attempts + 1,
+                created_at=as_utc(r.created_at),
+                lease_until=lease_until,
+            )
+            for r in sending
+        ]
+
+    async def _send(self, message: ClaimedMessage) -> Outcome:
+        provider = self.providers.provider(message.environment, message.channel)
+        if provider is None:
+            return Refused(f"no {message.channel} provider is configured")
+        async with self._semaphore:
+            try:
+                return await provider.send(
+                    to=message.recipient,
+                    content=from_json(message.content),
+                    message_id=message.id,
+                )
+            except Exception as exc:  # a client bug must not lose the message
+                return Retry(f"provider client error ({type(exc).__name__})")
+
+    async def record(self, message: ClaimedMessage, outcome: Outcome) -> str:
+        """Write one outcome; the message's new state."""
+        now = self.clock()
+        m = _messages
+        mine = and_(
+            m.c.id == message.id, m.c.state == "sending", m.c.claimed_until == message.lease_until
+        )
+        provider = self.providers.provider(message.environment, message.channel)
+        provider_name = provider.name if provider is not None else None
+        async with self.db.write() as conn:
+            if isinstance(outcome, Accepted):
+                values: dict[str, Any] = {
+                    "state": "sent",
+                    "provider": provider_name,
+                    "provider_message_id": outcome.provider_message_id[:120],
+                    "sent_at": now,
+                    "status_at": now,
+                    "last_error": None,
+                }
+            else:
+                when = (
+                    next_attempt(
+                        attempts=message.attempts,
+                        created_at=message.created_at,
+                        now=now,
+                        base=self.config.retry_base_seconds,
+                        rng=self.rng,
+                        retry_after=outcome.retry_after,
+                    )
+                    if isinstance(outcome, Retry)
+                    else None
+                )
+                values = (
+                    {"state": "pending", "next_attempt_at": when}
+                    if when is not None
+                    else {"state": "failed"}
+                )
+                values.update(provider=provider_name, last_error=outcome.reason[:200])
+            values.update(claimed_until=None, updated_at=now)
+            written = await conn.execute(update(m).where(mine).values(**values))
+            if not written.rowcount:
+                return "lost_lease"  # another worker claimed it again after our lease passed
+            if values["state"] == "failed":
+                await self.fallback.failed(conn, message.as_row(), values["last_error"], now)
+        log.info(
+            "patient message",
+            extra={
+                "message_id": message.id,
+                "channel": message.channel,
+                "purpose": message.purpose,
+                "state": values["state"],
+                "attempt": message.attempts,
+                "reason": values["last_error"],
+            },
+        )
+        return str(values["state"])
+
+    async def _deliver(self, message: ClaimedMessage) -> str:
+        return await self.record(message, await self._send(message))
+
+    async def run_once(self, _db: Database | None = None) -> int:
+        """One round: claim a batch, send it, record each outcome; how many were claimed."""
+        claimed = await self.claim()
+        if claimed:
+            await asyncio.gather(*(self._deliver(message) for message in claimed))
+        return len(claimed)
+
+    async def send_now(self, message_id: str, *, timeout: float) -> bool:
+        """Try one message at once; True when its provider accepted it within ``timeout``.
+
+        When the try takes longer it goes on in the background of this process; if the
+        process dies, the lease passes and the worker sends the message.
+        """
+        claimed = await self.claim(only=message_id)
+        if not claimed:
+            return False
+        task = asyncio.ensure_future(self._deliver(claimed[0]))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        try:
+            state = await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
+        except TimeoutError:
+            return False
+        return state == "sent"

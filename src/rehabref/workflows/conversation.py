@@ -1,0 +1,278 @@
+"""The assistant conversation, end to end: a patient's message in, the dialogue's turn, the
+replies out, and what the turn means for the referral.
+
+- ``handle_inbound`` (the ``channels.inbound`` job, run by the worker after the provider's
+  webhook was acknowledged): STOP / START first, then the dialogue of the sender's open
+  conversation. The first answer moves the referral to ``assistant_started``; a confirmed
+  summary completes the intake (``patient.intake_completed``, then matching); a request for a
+  person, three misunderstood answers or a refused consent open a coordinator task.
+- ``nudge_silent`` (a periodic job): 24 h of silence sends one reminder, 72 h hands the
+  referral to a coordinator.
+- ``message_undeliverable`` (the channels' ``Undeliverable`` hook): a patient we cannot reach
+  by message gets a coordinator task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.channels import opt_outs
+from rehabref.channels.content import Channel, Reply
+from rehabref.channels.inbox import mark_processed, unprocessed
+from rehabref.channels.outbox import enqueue
+from rehabref.channels.worker import OPT_OUT_ACK
+from rehabref.clock import utcnow
+from rehabref.db import Database, table
+from rehabref.errors import ApiError
+from rehabref.intake import conversations, dialogue
+from rehabref.matching.roster import RosterSources
+from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.tasks import open_task_once
+from rehabref.referrals.transitions import lock_referral
+from rehabref.tables.partners import Partner
+from rehabref.workflows.first_contact import dialogue_context
+from rehabref.workflows.intake import ENDED, intake_completed, patient_engaged
+
+_partners = table(Partner)
+
+REMIND_AFTER = timedelta(hours=24)
+HAND_OVER_AFTER = timedelta(hours=72)
+NUDGES_PER_ROUND = 50
+
+# What a finished turn asks of a coordinator (contact task purpose).
+TASK_FOR_OUTCOME = {"handover": "assistant_handover", "declined": "consent_declined"}
+
+OPTED_OUT = Reply(
+    "You will not get more messages from rehabref. Your care team may still call you. "
+    "Reply START to get messages again."
+)
+OPTED_IN = Reply("You will get messages from rehabref again.")
+
+
+async def context_of(conn: AsyncConnection, referral: ReferralRow) -> dialogue.Context:
+    referrer = (
+        await conn.execute(select(_partners.c.name).where(_partners.c.id == referral.partner_id))
+    ).scalar_one()
+    return dialogue_context(
+        first_name=referral.patient_first_name,
+        referrer=str(referrer),
+        care_mode=referral.care_mode,
+        area=referral.patient_area,
+        city=referral.patient_city,
+    )
+
+
+async def apply_turn(
+    conn: AsyncConnection,
+    *,
+    roster: RosterSources,
+    referral: ReferralRow,
+    conversation: Mapping[str, Any],
+    turn: dialogue.Turn,
+    actor: str,
+    now: datetime,
+) -> None:
+    """What a dialogue turn means for the referral (the replies are the caller's to send)."""
+    if conversation["engaged_at"] is None:
+        await patient_engaged(conn, referral_id=referral.id, actor=actor, now=now)
+    if turn.outcome == "completed":
+        state = turn.state
+        try:
+            await intake_completed(
+                conn,
+                roster=roster,
+                referral_id=referral.id,
+                availability=",".join(state.availability),
+                care_mode=state.care_mode or "",
+                area=state.area,
+                actor=actor,
+                now=max(utcnow(), now),
+            )
+        except ApiError as exc:
+            if exc.status != 409:  # completed already, e.g. on the web page
+                raise
+    elif turn.outcome in TASK_FOR_OUTCOME:
+        await open_task_once(
+            conn, referral=referral, purpose=TASK_FOR_OUTCOME[turn.outcome], now=now
+        )
+    await conversations.save_turn(
+        conn,
+        referral_id=referral.id,
+        state=turn.state.to_json(),
+        engaged=conversation["engaged_at"] is None,
+        closed=turn.state.step in dialogue.FINISHED,
+        nudge_at=now + REMIND_AFTER,
+        now=now,
+    )
+
+
+async def _reply(
+    conn: AsyncConnection,
+    *,
+    channel: str,
+    to: str,
+    reply: Reply,
+    purpose: str,
+    referral_id: str | None,
+    now: datetime,
+) -> None:
+    sending: Channel = "sms" if channel == "sms" else "whatsapp"
+    await enqueue(
+        conn,
+        channel=sending,
+        to=to,
+        content=reply,
+        purpose=purpose,
+        environment="live",
+        referral_id=referral_id,
+        now=now,
+    )
+
+
+async def _keyword(
+    conn: AsyncConnection, *, word: str, inbound: Mapping[str, Any], now: datetime
+) -> str | None:
+    """STOP / START for the sender's number; the referral it concerned, if any."""
+    ref, channel, sender = inbound["sender_ref"], inbound["channel"], inbound["sender"]
+    conversation = await conversations.open_for_recipient(conn, ref)
+    referral_id = conversation["referral_id"] if conversation is not None else None
+    if word == "stop":
+        if await opt_outs.opt_out(conn, recipient_ref=ref, channel=channel, now=now):
+            await _reply(
+                conn,
+                channel=channel,
+                to=sender,
+                reply=OPTED_OUT,
+                purpose=OPT_OUT_ACK,
+                referral_id=referral_id,
+                now=now,
+            )
+            if referral_id is not None:
+                referral = await lock_referral(conn, referral_id)
+                if referral is not None and referral.status not in ENDED:
+                    await open_task_once(conn, referral=referral, purpose="opted_out", now=now)
+    elif await opt_outs.opt_in(conn, recipient_ref=ref, channel=channel, now=now):
+        await _reply(
+            conn,
+            channel=channel,
+            to=sender,
+            reply=OPTED_IN,
+            purpose="optout.start",
+            referral_id=referral_id,
+            now=now,
+        )
+    return referral_id
+
+
+async def handle_inbound(
+    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
+) -> None:
+    """A patient's message, once: the job the inbound webhook scheduled for it."""
+    inbound = await unprocessed(conn, str(payload["inbound_id"]))
+    if inbound is None:
+        return
+    word = opt_outs.keyword(inbound["text"]) if inbound["choice_id"] is None else None
+    if word is not None:
+        referral_id = await _keyword(conn, word=word, inbound=inbound, now=now)
+        await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
+        return
+    found = await conversations.open_for_recipient(conn, inbound["sender_ref"])
+    referral = await lock_referral(conn, found["referral_id"]) if found is not None else None
+    if found is None or referral is None:
+        await mark_processed(conn, inbound_id=inbound["id"], referral_id=None, now=now)
+        return
+    conversation = await conversations.for_referral(conn, referral.id) or found
+    if referral.status in ENDED:
+        await conversations.close(conn, referral_id=referral.id, now=now)
+    else:
+        context = await context_of(conn, referral)
+        choice = inbound["choice_id"]
+        turn = dialogue.step(
+            dialogue.State.from_json(conversation["state"]),
+            context,
+            dialogue.Answer(text=inbound["text"], choice_ids=(choice,) if choice else ()),
+        )
+        for reply in turn.replies:
+            await _reply(
+                conn,
+                channel=inbound["channel"],
+                to=inbound["sender"],
+                reply=reply,
+                purpose="intake.reply",
+                referral_id=referral.id,
+                now=now,
+            )
+        await apply_turn(
+            conn,
+            roster=roster,
+            referral=referral,
+            conversation=conversation,
+            turn=turn,
+            actor=f"patient:{inbound['channel']}",
+            now=now,
+        )
+    await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral.id, now=now)
+
+
+async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:
+    """Remind once after 24 h of silence; hand over after 72 h. How many were nudged."""
+    now = now or utcnow()
+    async with db.write() as conn:
+        due = await conversations.due_for_nudge(conn, now=now, limit=NUDGES_PER_ROUND)
+        for conversation in due:
+            referral = await lock_referral(conn, conversation["referral_id"])
+            if referral is None or referral.status in ENDED:
+                await conversations.close(conn, referral_id=conversation["referral_id"], now=now)
+                continue
+            if conversation["reminded_at"] is None:
+                await _remind(conn, referral, conversation, now)
+                await conversations.nudged(
+                    conn,
+                    referral_id=referral.id,
+                    next_nudge=now + (HAND_OVER_AFTER - REMIND_AFTER),
+                    now=now,
+                )
+            else:
+                await open_task_once(conn, referral=referral, purpose="no_response", now=now)
+                await conversations.nudged(conn, referral_id=referral.id, next_nudge=None, now=now)
+    return len(due)
+
+
+async def _remind(
+    conn: AsyncConnection,
+    referral: ReferralRow,
+    conversation: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    channel: Channel = conversation["channel"]
+    to = referral.patient_email if channel == "email" else referral.patient_phone
+    if to is None or channel not in ("whatsapp", "sms", "email"):
+        return
+    state = dialogue.State.from_json(conversation["state"])
+    # Outside WhatsApp's 24-hour window only an approved template may be sent.
+    reminder = dialogue.reminder(await context_of(conn, referral), state)
+    await enqueue(
+        conn,
+        channel=channel,
+        to=to,
+        content=reminder,
+        purpose="intake.reminder",
+        environment=conversation["environment"],
+        referral_id=referral.id,
+        now=now,
+    )
+
+
+async def message_undeliverable(
+    conn: AsyncConnection, referral_id: str, channel: str, reason: str, now: datetime
+) -> None:
+    """No message reaches this patient: a coordinator calls."""
+    referral = await lock_referral(conn, referral_id)
+    if referral is None or referral.status in ENDED:
+        return
+    await open_task_once(conn, referral=referral, purpose="message_undeliverable", now=now)

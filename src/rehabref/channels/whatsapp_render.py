@@ -30,7 +30,7 @@ NUMBER_HINT = "Reply with a number."
 
 def clip(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _with_link(text: str, link: str | None, limit: int) -> str:

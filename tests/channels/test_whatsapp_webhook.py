@@ -144,14 +144,32 @@ def test_unknown_status_values_and_garbled_error_codes():
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(
-        st.sampled_from(
-            ["entry", "changes", "field", "value", "messages", "statuses", "id", "from",
-             "timestamp", "type", "text", "body", "interactive", "button", "status", "errors"]
-        ),
-        children,
-        max_size=5,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "entry",
+                    "changes",
+                    "field",
+                    "value",
+                    "messages",
+                    "statuses",
+                    "id",
+                    "from",
+                    "timestamp",
+                    "type",
+                    "text",
+                    "body",
+                    "interactive",
+                    "button",
+                    "status",
+                    "errors",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
     ),
     max_leaves=30,
 )

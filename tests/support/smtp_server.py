@@ -67,8 +67,9 @@ class SmtpServer:
             ok = data.login.decode() == self.username and data.password.decode() == self.password
             if ok:
                 self.logins.append(mechanism)
-            return AuthResult(success=ok)
-        return AuthResult(success=False)
+            # handled=False: aiosmtpd then answers 535 itself (its default is to stay silent)
+            return AuthResult(success=ok, handled=False)
+        return AuthResult(success=False, handled=False)
 
     def start(self) -> SmtpServer:
         options: dict[str, Any] = {}

@@ -99,9 +99,12 @@ class SmtpEmail:
         self._timeout = timeout
 
     async def send(self, *, to: str, content: Content, message_id: str) -> Outcome:
-        message = build_message(
-            from_address=self._from, to=to, content=content, message_id=message_id
-        )
+        try:
+            message = build_message(
+                from_address=self._from, to=to, content=content, message_id=message_id
+            )
+        except ValueError:  # a line break in the address or subject: header injection
+            return Refused("smtp message headers not usable")
         server = self._server
         try:
             errors, _ = await aiosmtplib.send(
@@ -133,7 +136,13 @@ class SmtpEmail:
         return None
 
 
+# Replies about our login, not the recipient: the operator fixes them, so retry.
+LOGIN_CODES = frozenset({530, 534, 535, 538})
+
+
 def _by_code(code: int, words: str) -> Outcome:
+    if code in LOGIN_CODES:
+        return Retry(f"smtp {code} authentication required (operator must fix credentials)")
     if 500 <= code < 600:
         return Refused(f"smtp {code} {words}")
     return Retry(f"smtp {code} {words}")

@@ -278,3 +278,11 @@ async def test_a_garbled_error_body_follows_the_http_status(graph, provider):
     assert await provider.send(to=PHONE, content=Reply("hi"), message_id="m") == Refused(
         "whatsapp http 403 refused"
     )
+
+
+async def test_the_stand_in_rejects_a_wrong_path_like_graph_does(graph):
+    provider = WhatsAppCloud(graph.api_base, graph.token, "999", timeout=0.3)
+    outcome = await provider.send(to=PHONE, content=Reply("hi"), message_id="msg_1")
+    await provider.aclose()
+    assert outcome == Refused("whatsapp 100 invalid parameter")
+    assert graph.requests[-1].path == "/v21.0/999/messages"

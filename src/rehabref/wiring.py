@@ -33,7 +33,7 @@ from rehabref.sandbox.coverage import SandboxCoverage
 from rehabref.sandbox.messages import SandboxChannel
 from rehabref.sandbox.replay_transport import PhoneFiveReplay
 from rehabref.sandbox.roster import SandboxRoster
-from rehabref.workflows import conversation
+from rehabref.workflows import appointment_messages, conversation
 from rehabref.workflows.referral_created import ReferralCreated
 
 log = logging.getLogger("rehabref.channels")
@@ -133,6 +133,7 @@ def job_handlers(coverage: CoverageSources, roster: RosterSources) -> Handlers:
     return {
         **scenarios.handlers(coverage, roster),
         INBOUND_JOB: partial(conversation.handle_inbound, roster=roster),
+        appointment_messages.REMINDER_JOB: appointment_messages.send_reminder,
     }
 
 

@@ -30,7 +30,7 @@ class Fallback:
     undeliverable: Undeliverable
 
     async def failed(
-        self, conn: AsyncConnection, message: Mapping[str, Any], reason: str, now: datetime
+        self, conn: AsyncConnection, message: Mapping[Any, Any], reason: str, now: datetime
     ) -> str | None:
         """Route a failed message on; the fallback message's id, if one was written."""
         environment = str(message["environment"])

@@ -1,4 +1,5 @@
-"""The console's referral page: details, timeline, sessions and the moves it offers.
+"""The console's referral page: details, timeline, messages with the patient, sessions and
+the moves it offers.
 
 Rendered by the referral routes and, after a refused session form, by the care forms.
 """
@@ -12,6 +13,7 @@ from litestar.response import Template
 from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.channels.timeline import timeline
 from rehabref.console import queries
 from rehabref.console.render import page
 from rehabref.console.session import Signed
@@ -84,6 +86,7 @@ async def render_referral(
         tasks = await queries.tasks_of(conn, referral_id)
         sessions = await sessions_of(conn, referral_id)
         physios = await active_physios(conn, row)
+        messages = await timeline(conn, referral_id)
     moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
     return page(
         "referral",
@@ -96,6 +99,7 @@ async def render_referral(
             "tasks": tasks,
             "sessions": sessions,
             "physios": physios,
+            "messages": messages,
             "modalities": MODALITIES,
             "error": error,
         },

@@ -12,12 +12,12 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from rehabref.channels.content import Content
+from rehabref.channels.content import Channel, Content
 from rehabref.channels.outcome import Accepted, Outcome
 
 
 class SandboxChannel:
-    channel = "whatsapp"  # any: it stands in for every channel
+    channel: Channel = "whatsapp"  # any: it stands in for every channel
     name = "sandbox"
 
     def __init__(self, *, announce: bool = False) -> None:

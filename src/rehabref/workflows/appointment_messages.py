@@ -21,7 +21,7 @@ from rehabref.channels.content import Channel, Template
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc, iso
 from rehabref.db import table
-from rehabref.intake import conversations
+from rehabref.intake import conversation_store as conversations
 from rehabref.jobs import job_row
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import lock_referral
@@ -74,7 +74,7 @@ def appointment_template(
 async def _send(
     conn: AsyncConnection,
     referral: ReferralRow,
-    conversation: Mapping[str, Any],
+    conversation: Mapping[Any, Any],
     *,
     kind: str,
     now: datetime,

@@ -24,12 +24,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels import opt_outs
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
-from rehabref.channels.outbox import enqueue
+from rehabref.channels.outbox import enqueue, recipient_ref
 from rehabref.channels.worker import OPT_OUT_ACK
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
-from rehabref.intake import conversations, dialogue
+from rehabref.intake import conversation_store as conversations
+from rehabref.intake import dialogue
 from rehabref.matching.roster import RosterSources
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import open_task_once
@@ -72,7 +73,7 @@ async def apply_turn(
     *,
     roster: RosterSources,
     referral: ReferralRow,
-    conversation: Mapping[str, Any],
+    conversation: Mapping[Any, Any],
     turn: dialogue.Turn,
     actor: str,
     now: datetime,
@@ -105,7 +106,7 @@ async def apply_turn(
         referral_id=referral.id,
         state=turn.state.to_json(),
         engaged=conversation["engaged_at"] is None,
-        closed=turn.state.step in dialogue.FINISHED,
+        closed=turn.state.step in dialogue.TERMINAL,
         nudge_at=now + REMIND_AFTER,
         now=now,
     )
@@ -135,7 +136,7 @@ async def _reply(
 
 
 async def _keyword(
-    conn: AsyncConnection, *, word: str, inbound: Mapping[str, Any], now: datetime
+    conn: AsyncConnection, *, word: str, inbound: Mapping[Any, Any], now: datetime
 ) -> str | None:
     """STOP / START for the sender's number; the referral it concerned, if any."""
     ref, channel, sender = inbound["sender_ref"], inbound["channel"], inbound["sender"]
@@ -246,7 +247,7 @@ async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:
 async def _remind(
     conn: AsyncConnection,
     referral: ReferralRow,
-    conversation: Mapping[str, Any],
+    conversation: Mapping[Any, Any],
     now: datetime,
 ) -> None:
     channel: Channel = conversation["channel"]
@@ -276,3 +277,56 @@ async def message_undeliverable(
     if referral is None or referral.status in ENDED:
         return
     await open_task_once(conn, referral=referral, purpose="message_undeliverable", now=now)
+
+
+async def web_state(
+    conn: AsyncConnection, *, referral: ReferralRow
+) -> tuple[dialogue.State, dialogue.Context]:
+    """Where the web page's patient stands (a fresh start when no conversation exists); reads
+    only: showing the page changes nothing, since link previews fetch it too."""
+    context = await context_of(conn, referral)
+    found = await conversations.for_referral(conn, referral.id)
+    state = dialogue.State.from_json(found["state"]) if found else dialogue.start(context)
+    return state, context
+
+
+async def web_answer(
+    conn: AsyncConnection,
+    *,
+    roster: RosterSources,
+    referral_id: str,
+    answer: dialogue.Answer,
+    actor: str,
+    now: datetime,
+) -> dialogue.Turn:
+    """An answer sent from the assistant web page: the same dialogue as the messaging
+    channels, its replies shown on the page instead of sent."""
+    referral = await lock_referral(conn, referral_id)
+    if referral is None or referral.status in ENDED:
+        raise ApiError(409, "invalid_transition", "This referral is no longer open.")
+    context = await context_of(conn, referral)
+    conversation = await conversations.for_referral(conn, referral_id)
+    if conversation is None:
+        contact = referral.patient_phone or referral.patient_email or referral_id
+        begun = dialogue.start(context).to_json()
+        await conversations.start(
+            conn,
+            referral_id=referral_id,
+            environment=referral.environment,
+            channel="web",
+            recipient_ref=recipient_ref(contact),
+            state=begun,
+            now=now,
+        )
+        conversation = {"state": begun, "engaged_at": None}
+    turn = dialogue.step(dialogue.State.from_json(conversation["state"]), context, answer)
+    await apply_turn(
+        conn,
+        roster=roster,
+        referral=referral,
+        conversation=conversation,
+        turn=turn,
+        actor=actor,
+        now=now,
+    )
+    return turn

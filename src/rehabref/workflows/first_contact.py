@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.channels.content import Channel, Content, Reply
+from rehabref.channels.content import Channel, Content, Reply, Template
 from rehabref.channels.outbox import message_row, recipient_ref
 from rehabref.channels.providers import ChannelProviders
 from rehabref.db import table
@@ -73,7 +73,7 @@ def dialogue_context(
 
 
 def greeting(channel: Channel, context: dialogue.Context, link: str) -> Content:
-    template = dialogue.first_contact(context, link=link)
+    template: Template = dialogue.first_contact(context, link=link)
     if channel == "email":  # an e-mail reply is not read: the link is the way in
         return Reply(text=template.text, link=link, subject="Your physiotherapy referral")
     return template  # an SMS says the template's words, numbered choices and the link

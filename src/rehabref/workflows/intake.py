@@ -18,11 +18,10 @@ from rehabref.matching.service import match_referral
 from rehabref.referrals.event_data import callback_targets, referral_base
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import lock_referral
-from rehabref.workflows.moves import move_referral
+from rehabref.workflows.moves import ENDED, move_referral
 
 # Statuses from which the assistant flow moves the referral to assistant_started.
 STARTABLE = frozenset({"received", "contact_pending"})
-ENDED = frozenset({"closed", "cancelled"})
 
 
 async def assistant_opened(

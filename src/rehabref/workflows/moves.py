@@ -1,7 +1,8 @@
 """Moving a referral through its state machine, and telling the partner.
 
 ``referrals.transitions`` applies a move (row, history, contact tasks) and says which event it
-makes; this writes that event to the outbox in the same transaction.
+makes; this writes that event to the outbox, and what the patient is told, in the same
+transaction.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.channels.outbox import cancel_waiting
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.intake import conversation_store as conversations
 from rehabref.referrals.event_data import callback_targets
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import AppointmentChange, Move, PaymentChange, transition
+from rehabref.workflows.appointment_messages import appointment_booked
+
+ENDED = frozenset({"closed", "cancelled"})
 
 
 async def move_referral(
@@ -39,7 +45,21 @@ async def move_referral(
         now=now,
     )
     await record_move(conn, move)
+    await tell_patient(conn, move)
     return move.referral
+
+
+async def tell_patient(conn: AsyncConnection, move: Move) -> None:
+    """What the patient hears of a move: a booked visit is confirmed (and reminded the day
+    before); an ended referral's unsent messages and conversation stop."""
+    referral = move.referral
+    if referral.status == "booked":
+        await appointment_booked(conn, referral, move.at)
+    elif referral.status in ENDED:
+        await cancel_waiting(
+            conn, referral_id=referral.id, now=move.at, reason=f"the referral is {referral.status}"
+        )
+        await conversations.close(conn, referral_id=referral.id, now=move.at)
 
 
 async def record_move(conn: AsyncConnection, move: Move) -> None:

@@ -1,0 +1,65 @@
+"""A referral's conversation as a coordinator reads it: every message both ways, in order,
+with its channel and its provider status. For operators only: partners never receive
+conversation text (the spec's data boundary)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.channels.content import from_json, plain_text
+from rehabref.clock import as_utc
+from rehabref.db import table
+from rehabref.tables.channels import InboundMessage, OutboundMessage
+
+_outbound = table(OutboundMessage)
+_inbound = table(InboundMessage)
+LIMIT = 500
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    at: datetime
+    direction: str  # out | in
+    channel: str
+    status: str
+    text: str
+    purpose: str
+    error: str | None
+
+
+async def timeline(conn: AsyncConnection, referral_id: str) -> list[TimelineEntry]:
+    out = await conn.execute(
+        select(_outbound).where(_outbound.c.referral_id == referral_id).limit(LIMIT)
+    )
+    entries = [
+        TimelineEntry(
+            at=as_utc(row.created_at),
+            direction="out",
+            channel=row.channel,
+            status=row.state,
+            text=plain_text(from_json(row.content)),
+            purpose=row.purpose,
+            error=row.last_error,
+        )
+        for row in out
+    ]
+    came_in = await conn.execute(
+        select(_inbound).where(_inbound.c.referral_id == referral_id).limit(LIMIT)
+    )
+    entries += [
+        TimelineEntry(
+            at=as_utc(row.received_at),
+            direction="in",
+            channel=row.channel,
+            status="received",
+            text=row.text or (f"[chose {row.choice_id}]" if row.choice_id else ""),
+            purpose="patient reply",
+            error=None,
+        )
+        for row in came_in
+    ]
+    return sorted(entries, key=lambda entry: entry.at)

@@ -14,6 +14,7 @@ Pure functions, no state: ``intake.dialogue`` decides what to do with a meaning.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 
 # Phrases (lower case, words separated by one space) -> the choice ids they mean. Longer
@@ -138,17 +139,18 @@ NOT_HANDOVER: tuple[str, ...] = ("in person",)
 
 LANGUAGE_WORDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("english", "eng", "oyinbo"), ("lang:en",)),
-    # Listed after English on purpose: "pidgin english" and "broken english" mean Pidgin.
+    # Longer phrases are read first, so "pidgin english" and "broken english" mean Pidgin.
     **dict.fromkeys(
-        ("pidgin", "pidgin english", "broken english", "pijin", "naija", "broken"),
+        ("pidgin", "pidgin english", "broken english", "pijin", "naija"),
         ("lang:pcm",),
     ),
 }
 
 AREA_MIN, AREA_MAX = 2, 100
-# Letters (any script), digits, spaces and the punctuation addresses use. It must start
-# with a letter or digit: "=", "+", "-" or "@" first would make a spreadsheet formula.
-_AREA_TEXT = re.compile(r"[^\W_][\w\s,.'/&()#-]*")
+# Letters (any script, with their accents: Yoruba tone marks are combining characters),
+# digits, spaces and the punctuation addresses use. It must start with a letter or digit:
+# "=", "+", "-" or "@" first would make a spreadsheet formula.
+_AREA_PUNCTUATION = frozenset(" ,.'/&()#-")
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
@@ -247,11 +249,17 @@ def read_one(
     return picked[0] if len(picked) == 1 else None
 
 
+def _in_place_name(ch: str) -> bool:
+    return ch.isalnum() or ch in _AREA_PUNCTUATION or unicodedata.category(ch) == "Mn"
+
+
 def area_text(text: str | None) -> str | None:
     """The patient's area as plain text (spaces collapsed), or None when it is not a place
     name: too short or long, no letters, or characters no address needs."""
-    cleaned = " ".join((text or "").split())
-    if not (AREA_MIN <= len(cleaned) <= AREA_MAX) or not _AREA_TEXT.fullmatch(cleaned):
+    cleaned = unicodedata.normalize("NFC", " ".join((text or "").split()))
+    if not (AREA_MIN <= len(cleaned) <= AREA_MAX) or not cleaned[0].isalnum():
+        return None
+    if not all(_in_place_name(ch) for ch in cleaned):
         return None
     if sum(ch.isalpha() for ch in cleaned) < AREA_MIN:
         return None
@@ -268,8 +276,8 @@ def asks_for_person(text: str | None, tapped: tuple[str, ...]) -> bool:
 
 
 def language_asked(text: str | None, tapped: tuple[str, ...]) -> str | None:
-    """ "en" or "pcm" when the answer names a language (a tapped language button or the
-    word), else None."""
+    """The language an answer names ("en" or "pcm": a tapped language button or the word),
+    or None."""
     for choice_id in tapped:
         if choice_id in ("lang:en", "lang:pcm"):
             return choice_id.split(":", 1)[1]

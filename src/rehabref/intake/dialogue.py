@@ -152,14 +152,15 @@ def _read_area(answer: Answer, state: State, ctx: Context) -> Parsed | None:
 
 
 def _read_availability(answer: Answer, state: State, ctx: Context) -> Parsed | None:
+    shown = CHOICES["availability"](state, ctx)
     picked = answers.read_choices(
         text=answer.text,
         tapped=answer.choice_ids,
-        choice_ids=CHOICES["availability"](state, ctx),
+        choice_ids=shown,
         titles=titles_for(state, ctx),
         words_table=WORDS["availability"],
     )
-    return picked or None
+    return tuple(i for i in shown if i in picked) or None  # kept in the slots' order
 
 
 PARSERS: dict[Step, Callable[[Answer, State, Context], Parsed | None]] = {

@@ -9,11 +9,14 @@ come back when tapped; ``intake.dialogue`` reads typed answers against the same 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from rehabref.channels.content import Choice, Reply, Template
 from rehabref.intake.conversation import Context, State, Step
 from rehabref.intake.phrases import TITLES, description, fit_title, say, title
 from rehabref.intake.service import AVAILABILITY_SLOTS
+
+WHATSAPP_MAX_BUTTONS = 3
 
 
 def known_area(state: State, ctx: Context) -> str | None:
@@ -80,11 +83,10 @@ def prompt(state: State, ctx: Context) -> Reply:
     titles = titles_for(state, ctx)
     choice_ids = CHOICES[state.step](state, ctx) if state.step in CHOICES else ()
     choices = tuple(Choice(i, titles[i], description(state.language, i)) for i in choice_ids)
-    return Reply(
-        text=QUESTION[state.step](state, ctx),
-        choices=choices,
-        list_button=say(state.language, "list_button"),
-    )
+    reply = Reply(text=QUESTION[state.step](state, ctx), choices=choices)
+    if len(choices) > WHATSAPP_MAX_BUTTONS:  # shown as a list, opened by this button
+        reply = replace(reply, list_button=say(state.language, "list_button"))
+    return reply
 
 
 def first_contact(ctx: Context, *, link: str | None) -> Template:

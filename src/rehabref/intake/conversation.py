@@ -28,6 +28,14 @@ Outcome = Literal["engaged", "completed", "handover", "declined"]
 
 # A third answer in a row that is not understood hands the patient to a coordinator.
 MAX_MISUNDERSTOOD = 3
+# What has been answered by the time the dialogue is in a step: a completed intake always
+# carries a care mode, an area and at least one time.
+ANSWERED_BEFORE: dict[Step, tuple[str, ...]] = {
+    "area": ("care_mode",),
+    "availability": ("care_mode", "area"),
+    "confirm": ("care_mode", "area", "availability"),
+    "completed": ("care_mode", "area", "availability"),
+}
 
 
 @dataclass(frozen=True)
@@ -80,16 +88,18 @@ class State:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> State:
         """Raises ValueError on anything this engine would not have written."""
-        availability = tuple(data.get("availability", ()))
-        reasks = data.get("reasks", 0)
+        availability, reasks = data.get("availability", []), data.get("reasks", 0)
         if (
             data.get("step") not in STEPS
             or data.get("language", "en") not in LANGUAGES
             or data.get("care_mode") not in (None, *INTAKE_CARE_MODES)
             or not isinstance(data.get("area"), str | None)
-            or not set(availability) <= set(AVAILABILITY_SLOTS)
-            or not isinstance(reasks, int)
+            or not isinstance(availability, list)
+            or not all(slot in AVAILABILITY_SLOTS for slot in availability)
+            or len(set(availability)) != len(availability)
+            or type(reasks) is not int
             or not 0 <= reasks < MAX_MISUNDERSTOOD
+            or not all(data.get(field) for field in ANSWERED_BEFORE.get(data["step"], ()))
         ):
             raise ValueError("not an intake dialogue state")
         return cls(
@@ -97,7 +107,7 @@ class State:
             language=data.get("language", "en"),
             care_mode=data.get("care_mode"),
             area=data.get("area"),
-            availability=availability,
+            availability=tuple(availability),
             reasks=reasks,
         )
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from rehabref.channels.content import plain_text
@@ -714,3 +714,42 @@ def test_any_answer_gives_a_valid_state_and_something_to_say(state, ctx, answers
         assert turn.outcome in (None, "engaged", "completed", "handover", "declined")
         if state.care_mode is not None:
             assert state.care_mode in ("home_visit", "in_clinic", "remote")
+
+
+# Answers that make sense at each step, mixed with noise, so that whole intakes happen.
+SENSIBLE = {
+    "language": [typed("1"), typed("pidgin"), tapped("lang:en")],
+    "consent": [typed("yes o"), tapped("consent:yes"), typed("2")],
+    "care_mode": [typed("1"), typed("video"), typed("clinic"), tapped("mode:home_visit")],
+    "area": [typed("Yaba"), typed("1"), typed("no"), tapped("area:known")],
+    "availability": [typed("1 3"), typed("weekend"), tapped("slot:weekends")],
+    "confirm": [typed("yes"), typed("change"), tapped("confirm:yes")],
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(ctx=contexts_strategy, data=st.data())
+def test_from_the_start_an_intake_completes_only_whole_and_allowed(ctx, data):
+    state, outcomes = start(ctx), []
+    for _ in range(14):
+        sensible = SENSIBLE.get(state.step, [typed("hello")])
+        answer = data.draw(st.sampled_from(sensible) | answers_strategy)
+        turn = step(state, ctx, answer)
+        state = turn.state
+        outcomes.append(turn.outcome)
+    event(f"ended in {state.step}")
+    if "completed" in outcomes:
+        assert state.step == "completed" and state.care_mode in ctx.allowed_modes
+        assert state.area and state.availability
+    assert outcomes.count("engaged") <= 1
+    assert len([o for o in outcomes if o in ("completed", "handover", "declined")]) <= 1
+
+
+def test_asking_for_a_person_first_hands_over_without_engaging():
+    turn = step(start(CTX), CTX, typed("I need help"))
+    assert turn.outcome == "handover" and turn.state == State(step="handed_over")
+
+
+def test_a_broken_arm_is_not_a_request_for_pidgin():
+    turn = step(at("consent"), CTX, typed("my arm is broken"))
+    assert turn.state == at("consent", reasks=1)

@@ -6,11 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from rehabref.channels.providers import ChannelProviders
 from rehabref.events.outbox import Endpoint
 from rehabref.instance_secret import SecretBox
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.sandbox import scenarios
+from rehabref.sandbox.messages import SandboxChannel
 from rehabref.workflows.referral_created import IntakeSettings, plan_v1
 from tests.support.payloads import v1_referral
 
@@ -26,7 +28,12 @@ PRINCIPAL = Principal(
     commission_bps=None,
     commission_fixed_minor=None,
 )
-INTAKE = IntakeSettings(box=SecretBox("x"), base_url="http://localhost", assistant_ttl_seconds=60)
+INTAKE = IntakeSettings(
+    box=SecretBox("x"),
+    base_url="http://localhost",
+    assistant_ttl_seconds=60,
+    channels=ChannelProviders(live={}, test=SandboxChannel()),
+)
 TEST_PHONE = "+2348099990001"  # sandbox scenario 1
 
 
@@ -49,7 +56,20 @@ def test_an_assistant_route_plan_holds_every_row_and_the_answer():
     (session,) = planned.assistant_sessions
     assert session["referral_id"] == referral_id
     assert session["expires_at"] == NOW + timedelta(seconds=60)
-    assert not planned.contact_tasks and not planned.messages and not planned.coverage
+    assert not planned.contact_tasks and not planned.coverage
+    # The first message, recorded by the sandbox (a test key) and never sent, and the
+    # conversation it opens.
+    (message,) = planned.messages
+    assert (message["channel"], message["state"], message["provider"]) == (
+        "whatsapp",
+        "sent",
+        "sandbox",
+    )
+    assert message["content"]["type"] == "template"
+    assert message["content"]["link"].startswith("http://localhost/a/")
+    (conversation,) = planned.conversations
+    assert conversation["referral_id"] == referral_id
+    assert conversation["nudge_at"] == NOW + timedelta(hours=24)
     (event,) = planned.events
     body = msgspec.json.decode(event.row["body"])
     assert (body["event_id"], body["type"]) == (event.row["id"], "referral.created")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -368,59 +367,4 @@ def test_concurrent_retries_with_one_idempotency_key_make_one_referral(server, p
             r=body["partner_reference"],
         )
         == 1
-    )
-
-
-def test_a_messaging_failure_creates_nothing(database_url, partner, sql):
-    from rehabref.clock import utcnow
-    from rehabref.errors import ApiError
-    from rehabref.instance_secret import SecretBox
-    from rehabref.principal import Principal
-    from rehabref.referrals.schemas_g import ReferralCreateG
-    from rehabref.workflows import referral_created_g as service_g
-
-    class BrokenMessaging:
-        async def accept(self, **_: object) -> dict[str, object]:
-            raise ConnectionError("provider down")
-
-    body = g_referral()
-    principal = Principal(
-        key_id="key_test",
-        partner_id=partner["partner_id"],
-        partner_name="Clinic",
-        environment="test",
-        kind="secret",
-        contract="v1",
-        show_payments=False,
-        commission_bps=None,
-        commission_fixed_minor=None,
-    )
-    ctx = service_g.GContext(
-        box=SecretBox("x"),
-        base_url="http://localhost",
-        assistant_ttl_seconds=60,
-        messaging=BrokenMessaging(),
-        allow_private_targets=True,
-    )
-
-    async def run():
-        # Planning hands the message over before anything is written: nothing to undo.
-        await service_g.plan_g(
-            principal=principal,
-            request=ReferralCreateG.model_validate(body),
-            grant=None,
-            ctx=ctx,
-            now=utcnow(),
-        )
-
-    with pytest.raises(ApiError) as failure:
-        asyncio.run(run())
-    assert failure.value.status == 503
-    assert (
-        count(
-            sql,
-            "SELECT count(*) FROM referrals WHERE partner_reference = :r",
-            r=body["partner_reference"],
-        )
-        == 0
     )

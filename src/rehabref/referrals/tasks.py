@@ -3,7 +3,8 @@
 A task is opened when a partner asks for contact (``route: contact``), when a referral moves
 to ``contact_pending``, when matching finds nobody (``unmatched``) and when the patient's
 messages need a person (no channel, undeliverable, STOP, a hand-over from the assistant); it
-is closed with the referral. Part of the referral core because the ``contact_pending`` status is defined by it.
+is closed with the referral. Part of the referral core because the ``contact_pending``
+status is defined by it.
 """
 
 from __future__ import annotations

@@ -37,7 +37,8 @@ from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.partners import Partner
 from rehabref.workflows.first_contact import dialogue_context
-from rehabref.workflows.intake import ENDED, intake_completed, patient_engaged
+from rehabref.workflows.intake import intake_completed, patient_engaged
+from rehabref.workflows.moves import ENDED
 
 _partners = table(Partner)
 
@@ -305,7 +306,7 @@ async def web_answer(
     if referral is None or referral.status in ENDED:
         raise ApiError(409, "invalid_transition", "This referral is no longer open.")
     context = await context_of(conn, referral)
-    conversation = await conversations.for_referral(conn, referral_id)
+    conversation: Mapping[Any, Any] | None = await conversations.for_referral(conn, referral_id)
     if conversation is None:
         contact = referral.patient_phone or referral.patient_email or referral_id
         begun = dialogue.start(context).to_json()

@@ -25,7 +25,6 @@ from rehabref.channels.providers import ChannelProviders
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.intake import dialogue
-from rehabref.intake.service import CARE_MODES_FOR
 from rehabref.referrals.tasks import contact_task
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.channels import OutboundMessage
@@ -63,10 +62,10 @@ def dialogue_context(
     area: str | None,
     city: str | None,
 ) -> dialogue.Context:
-    return dialogue.Context(
+    return dialogue.context_for(
         first_name=first_name,
         referrer_name=referrer,
-        allowed_modes=CARE_MODES_FOR.get(care_mode, CARE_MODES_FOR[None]),
+        referral_care_mode=care_mode,
         known_area=area,
         city=city,
     )

@@ -1,0 +1,258 @@
+"""A live referral's WhatsApp conversation, end to end over real HTTP: the create, the
+template the Graph API stand-in receives, the patient's signed replies (buttons, lists,
+free text) and the intake completed, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import text
+
+from tests.channels.conftest import APP_SECRET, VERIFY_TOKEN, new_phone, wait_for
+from tests.conftest import auth, count
+from tests.shapeg.bodies import g_referral
+from tests.support.graph_api import (
+    GraphApi,
+    inbound_button,
+    inbound_list,
+    inbound_template_button,
+    inbound_text,
+    signed_headers,
+    status,
+)
+from tests.support.payloads import v1_referral
+
+PREFERRED = ("lang:en", "consent:yes", "mode:home_visit", "slot:weekends", "confirm:yes")
+
+
+def sent_to(graph: GraphApi, phone: str) -> list[dict[str, Any]]:
+    digits = phone.removeprefix("+")
+    bodies = [request.json() for request in list(graph.requests)]
+    return [body for body in bodies if body.get("to") == digits]
+
+
+def nth_message(graph: GraphApi, phone: str, n: int) -> dict[str, Any]:
+    wait_for(lambda: len(sent_to(graph, phone)) >= n, what=f"message {n} to the patient")
+    return sent_to(graph, phone)[n - 1]
+
+
+def choices(message: dict[str, Any]) -> list[str]:
+    if message["type"] == "template":
+        return [
+            component["parameters"][0]["payload"]
+            for component in message["template"]["components"]
+            if component["type"] == "button"
+        ]
+    if message["type"] != "interactive":
+        return []
+    action = message["interactive"]["action"]
+    if "buttons" in action:
+        return [button["reply"]["id"] for button in action["buttons"]]
+    return [row["id"] for section in action["sections"] for row in section["rows"]]
+
+
+def post_signed(client, body: bytes):
+    return client.post("/webhooks/whatsapp", content=body, headers=signed_headers(APP_SECRET, body))
+
+
+def answer(client, phone: str, message: dict[str, Any]) -> str:
+    """Reply as a patient would: tap the preferred choice, or type an area."""
+    offered = choices(message)
+    wanted = next((choice for choice in PREFERRED if choice in offered), None)
+    if message["type"] == "template" and wanted:
+        body = inbound_template_button(phone, wanted, wanted)
+    elif wanted and message["interactive"]["type"] == "button":
+        body = inbound_button(phone, wanted, wanted)
+    elif wanted:
+        body = inbound_list(phone, wanted, wanted)
+    else:
+        wanted = "Yaba"
+        body = inbound_text(phone, wanted)
+    assert post_signed(client, body).status_code == 200
+    return wanted
+
+
+def referral_status(sql, referral_id: str) -> str:
+    with sql.connect() as conn:
+        return str(
+            conn.execute(
+                text("SELECT status FROM referrals WHERE id = :r"), {"r": referral_id}
+            ).scalar_one()
+        )
+
+
+def test_a_live_v1_referral_is_taken_through_the_whole_intake_on_whatsapp(api, graph, partner, sql):
+    phone = new_phone()
+    body = v1_referral(patient={"first_name": "Amaka", "phone": phone, "city": "Lagos"})
+    created = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "k1")
+    )
+    assert created.status_code == 201, created.text
+    referral_id = created.json()["referral_id"]
+
+    first = nth_message(graph, phone, 1)
+    assert first["messaging_product"] == "whatsapp" and first["type"] == "template"
+    assert first["template"]["name"] == "rehabref_intake_start"
+    assert "Lower back pain" not in str(first)  # no clinical text leaves for the provider
+    assert referral_status(sql, referral_id) == "received"
+
+    # A free-text reply the assistant cannot read is asked again, with a hint.
+    assert post_signed(api, inbound_text(phone, "???")).status_code == 200
+    reasked = nth_message(graph, phone, 2)
+    assert set(choices(reasked)) >= {"lang:en", "lang:pcm"}
+    wait_for(lambda: referral_status(sql, referral_id) == "assistant_started", what="started")
+
+    given = []
+    message, n = reasked, 2
+    while "confirm:yes" not in given:
+        given.append(answer(api, phone, message))
+        n += 1
+        message = nth_message(graph, phone, n)
+    assert given == ["lang:en", "consent:yes", "mode:home_visit", "Yaba", "slot:weekends",
+                     "confirm:yes"]  # fmt: skip
+    wait_for(
+        lambda: (
+            count(
+                sql,
+                "SELECT count(*) FROM events WHERE referral_id = :r AND type = "
+                "'patient.intake_completed'",
+                r=referral_id,
+            )
+            == 1
+        ),
+        what="patient.intake_completed",
+    )
+    with sql.connect() as conn:
+        session = conn.execute(
+            text("SELECT availability, care_mode, area FROM assistant_sessions "
+                 "WHERE referral_id = :r"), {"r": referral_id},
+        ).one()  # fmt: skip
+    assert tuple(session) == ("weekends", "home_visit", "Yaba")
+    # Every message both ways is on the record, in order, for the coordinator's timeline.
+    assert count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r",
+                 r=referral_id) == 7  # fmt: skip
+
+
+def test_a_duplicate_inbound_delivery_is_processed_once(api, graph, partner, sql):
+    phone = new_phone()
+    body = v1_referral(patient={"first_name": "Bola", "phone": phone, "city": "Lagos"})
+    created = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "k2")
+    )
+    referral_id = created.json()["referral_id"]
+    nth_message(graph, phone, 1)
+    reply = inbound_template_button(phone, "lang:en", "English")
+    for _ in range(3):  # Meta retries a webhook it thinks failed
+        assert post_signed(api, reply).status_code == 200
+    nth_message(graph, phone, 2)
+    wait_for(
+        lambda: (
+            count(
+                sql,
+                "SELECT count(*) FROM inbound_messages WHERE referral_id = :r "
+                "AND processed_at IS NOT NULL",
+                r=referral_id,
+            )
+            == 1
+        ),
+        what="the reply processed",
+    )
+    # Give a wrongly-processed duplicate time to show itself: still one reply.
+    wait_for(lambda: True)
+    assert count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r",
+                 r=referral_id) == 1  # fmt: skip
+    assert len(sent_to(graph, phone)) == 2
+
+
+def test_unsigned_and_wrongly_signed_webhooks_are_401_and_store_nothing(api, sql):
+    phone = new_phone()
+    body = inbound_text(phone, "hello")
+    before = count(sql, "SELECT count(*) FROM inbound_messages")
+    unsigned = api.post("/webhooks/whatsapp", content=body,
+                        headers={"Content-Type": "application/json"})  # fmt: skip
+    forged = api.post("/webhooks/whatsapp", content=body, headers=signed_headers("wrong", body))
+    tampered = api.post(
+        "/webhooks/whatsapp",
+        content=body.replace(b"hello", b"HELLO"),
+        headers=signed_headers(APP_SECRET, body),
+    )
+    garbled = api.post(
+        "/webhooks/whatsapp",
+        content=body,
+        headers={"X-Hub-Signature-256": "sha256=zz", "Content-Type": "application/json"},
+    )
+    for response in (unsigned, forged, tampered, garbled):
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "unauthenticated"
+    assert count(sql, "SELECT count(*) FROM inbound_messages") == before
+
+
+def test_signed_garbage_is_a_clear_4xx_or_ignored_never_a_5xx(api):
+    for body in (b"not json", b"[]", b"{}", b'{"entry": [null, 1, "x"]}', b"\xff\xfe"):
+        response = post_signed(api, body)
+        assert response.status_code in (200, 400), (body, response.status_code)
+
+
+def test_the_verify_handshake_answers_the_challenge_only_with_the_token(api):
+    ok = api.get(
+        "/webhooks/whatsapp",
+        params={"hub.mode": "subscribe", "hub.verify_token": VERIFY_TOKEN,
+                "hub.challenge": "1158201444"},
+    )  # fmt: skip
+    assert ok.status_code == 200 and ok.text == "1158201444"
+    wrong = api.get(
+        "/webhooks/whatsapp",
+        params={"hub.mode": "subscribe", "hub.verify_token": "nope", "hub.challenge": "1"},
+    )
+    assert wrong.status_code == 403
+    assert api.get("/webhooks/whatsapp").status_code == 403
+
+
+def test_provider_statuses_move_the_message_forward_only(api, graph, partner, sql):
+    phone = new_phone()
+    body = v1_referral(patient={"first_name": "Chidi", "phone": phone, "city": "Lagos"})
+    created = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "k3")
+    )
+    referral_id = created.json()["referral_id"]
+    nth_message(graph, phone, 1)
+
+    def provider_id() -> str | None:
+        with sql.connect() as conn:
+            return conn.execute(
+                text("SELECT provider_message_id FROM outbound_messages WHERE referral_id = :r "
+                     "AND state <> 'pending'"), {"r": referral_id},
+            ).scalar()  # fmt: skip
+
+    wamid = wait_for(provider_id, what="the provider's message id")
+    assert wamid.startswith("wamid.")
+    for value in ("read", "delivered", "sent"):  # out of order, as Meta may send them
+        assert post_signed(api, status(wamid, value, phone)).status_code == 200
+    with sql.connect() as conn:
+        state = conn.execute(
+            text("SELECT state FROM outbound_messages WHERE provider_message_id = :w"),
+            {"w": wamid},
+        ).scalar_one()
+    assert state == "read"
+
+
+def test_shape_g_create_is_dispatched_only_when_the_provider_took_it(api, graph, make_partner, sql):
+    partner = make_partner(name="G Clinic", contract="g")
+    phone = new_phone()
+    body = g_referral()
+    body["patient"]["phone"] = phone
+    created = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "g1")
+    )
+    assert created.status_code == 201, created.text
+    intake = created.json()["messaging_intake"]
+    assert intake["dispatched"] is True
+    assert created.json()["intake_status"] == "pending_messaging_response"
+    assert sent_to(graph, phone)[0]["template"]["name"] == "rehabref_intake_start"
+    # The replay says the same as the first answer.
+    replay = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "g1")
+    )
+    assert replay.headers.get("Idempotent-Replayed") == "true"
+    assert replay.json()["messaging_intake"]["dispatched"] is True
+    assert len(sent_to(graph, phone)) == 1

@@ -108,8 +108,14 @@ def test_a_live_v1_referral_is_taken_through_the_whole_intake_on_whatsapp(api, g
         given.append(answer(api, phone, message))
         n += 1
         message = nth_message(graph, phone, n)
-    assert given == ["lang:en", "consent:yes", "mode:home_visit", "Yaba", "slot:weekends",
-                     "confirm:yes"]  # fmt: skip
+    assert given == [
+        "lang:en",
+        "consent:yes",
+        "mode:home_visit",
+        "Yaba",
+        "slot:weekends",
+        "confirm:yes",
+    ]
     wait_for(
         lambda: (
             count(
@@ -124,13 +130,18 @@ def test_a_live_v1_referral_is_taken_through_the_whole_intake_on_whatsapp(api, g
     )
     with sql.connect() as conn:
         session = conn.execute(
-            text("SELECT availability, care_mode, area FROM assistant_sessions "
-                 "WHERE referral_id = :r"), {"r": referral_id},
-        ).one()  # fmt: skip
+            text(
+                "SELECT availability, care_mode, area FROM assistant_sessions "
+                "WHERE referral_id = :r"
+            ),
+            {"r": referral_id},
+        ).one()
     assert tuple(session) == ("weekends", "home_visit", "Yaba")
     # Every message both ways is on the record, in order, for the coordinator's timeline.
-    assert count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r",
-                 r=referral_id) == 7  # fmt: skip
+    assert (
+        count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r", r=referral_id)
+        == 7
+    )
 
 
 def test_a_duplicate_inbound_delivery_is_processed_once(api, graph, partner, sql):
@@ -159,8 +170,10 @@ def test_a_duplicate_inbound_delivery_is_processed_once(api, graph, partner, sql
     )
     # Give a wrongly-processed duplicate time to show itself: still one reply.
     wait_for(lambda: True)
-    assert count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r",
-                 r=referral_id) == 1  # fmt: skip
+    assert (
+        count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r", r=referral_id)
+        == 1
+    )
     assert len(sent_to(graph, phone)) == 2
 
 
@@ -168,8 +181,9 @@ def test_unsigned_and_wrongly_signed_webhooks_are_401_and_store_nothing(api, sql
     phone = new_phone()
     body = inbound_text(phone, "hello")
     before = count(sql, "SELECT count(*) FROM inbound_messages")
-    unsigned = api.post("/webhooks/whatsapp", content=body,
-                        headers={"Content-Type": "application/json"})  # fmt: skip
+    unsigned = api.post(
+        "/webhooks/whatsapp", content=body, headers={"Content-Type": "application/json"}
+    )
     forged = api.post("/webhooks/whatsapp", content=body, headers=signed_headers("wrong", body))
     tampered = api.post(
         "/webhooks/whatsapp",
@@ -196,9 +210,12 @@ def test_signed_garbage_is_a_clear_4xx_or_ignored_never_a_5xx(api):
 def test_the_verify_handshake_answers_the_challenge_only_with_the_token(api):
     ok = api.get(
         "/webhooks/whatsapp",
-        params={"hub.mode": "subscribe", "hub.verify_token": VERIFY_TOKEN,
-                "hub.challenge": "1158201444"},
-    )  # fmt: skip
+        params={
+            "hub.mode": "subscribe",
+            "hub.verify_token": VERIFY_TOKEN,
+            "hub.challenge": "1158201444",
+        },
+    )
     assert ok.status_code == 200 and ok.text == "1158201444"
     wrong = api.get(
         "/webhooks/whatsapp",
@@ -220,9 +237,12 @@ def test_provider_statuses_move_the_message_forward_only(api, graph, partner, sq
     def provider_id() -> str | None:
         with sql.connect() as conn:
             return conn.execute(
-                text("SELECT provider_message_id FROM outbound_messages WHERE referral_id = :r "
-                     "AND state <> 'pending'"), {"r": referral_id},
-            ).scalar()  # fmt: skip
+                text(
+                    "SELECT provider_message_id FROM outbound_messages WHERE referral_id = :r "
+                    "AND state <> 'pending'"
+                ),
+                {"r": referral_id},
+            ).scalar()
 
     wamid = wait_for(provider_id, what="the provider's message id")
     assert wamid.startswith("wamid.")

@@ -64,6 +64,9 @@ class Settings:
     smtp_url: str | None = None
     email_from: str | None = None
     message_retry_base_seconds: float = 5.0
+    # How long a message worker's claim on a message lasts: a worker that dies mid-send
+    # leaves it to others after this (a provider call never takes longer than 10 s).
+    message_lease_seconds: float = 60.0
 
     @property
     def base_url(self) -> str:
@@ -192,4 +195,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         smtp_url=url("REHABREF_SMTP_URL", "", ("smtp", "smtps"), secret=True) or None,
         email_from=source.get("REHABREF_EMAIL_FROM") or None,
         message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0),
+        message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
     )

@@ -110,7 +110,10 @@ def message_worker(db: Database, settings: Settings, channels: ChannelProviders)
         db,
         channels,
         Fallback(channels, conversation.message_undeliverable),
-        MessageWorkerConfig(retry_base_seconds=settings.message_retry_base_seconds),
+        MessageWorkerConfig(
+            retry_base_seconds=settings.message_retry_base_seconds,
+            lease_seconds=settings.message_lease_seconds,
+        ),
     )
 
 

@@ -115,8 +115,9 @@ class PatientNamePhone(BaseModel):
 
 class MessagingIntake(BaseModel):
     dispatched: bool = Field(
-        description="True when the intake message was queued for immediate dispatch "
-        "(durably, in the same transaction as the referral)."
+        description="True only when the messaging provider accepted the intake message (tried "
+        "once right after the create, with a short timeout; test keys: recorded by the sandbox, "
+        "never sent). False: the message is queued and retried, or no provider is configured."
     )
     recipient: str
     intake_token: str = Field(description="Patient-only token; do not log it.")
@@ -131,7 +132,10 @@ class ReferralCreatedG(BaseModel):
     tracking_code: str
     partner_reference: str | None
     tracking_url: str
-    intake_status: Literal["pending_messaging_response"]
+    intake_status: Literal["pending_messaging_response", "pending_coordinator_contact"] = Field(
+        description="pending_coordinator_contact: live key and no WhatsApp provider configured; "
+        "a coordinator contacts the patient."
+    )
     patient: PatientNamePhone
     messaging_intake: MessagingIntake
     created_at: int = Field(description="Milliseconds since the Unix epoch.")

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.support.graph_api import GraphApi
+from tests.support.operators import operator_token  # noqa: F401 (a fixture)
 from tests.support.server import ServerProcess
 from tests.support.smtp_server import SmtpServer
 from tests.support.twilio_api import TwilioApi

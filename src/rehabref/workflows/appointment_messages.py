@@ -33,9 +33,20 @@ REMINDER_JOB = "appointment.reminder"
 REMIND_BEFORE = timedelta(hours=24)
 LAGOS = timezone(timedelta(hours=1), "WAT")
 
+# Appointment care modes (the state machine's) and the patient's intake answers.
 MODE_WORDS = {
-    "en": {"home_visit": "home visit", "in_clinic": "at the clinic", "remote": "video session"},
-    "pcm": {"home_visit": "for your house", "in_clinic": "for clinic", "remote": "video call"},
+    "en": {
+        "face_to_face": "in person",
+        "remote": "video session",
+        "home_visit": "home visit",
+        "in_clinic": "at the clinic",
+    },
+    "pcm": {
+        "face_to_face": "face to face",
+        "remote": "video call",
+        "home_visit": "for your house",
+        "in_clinic": "for clinic",
+    },
 }
 CONFIRMED = {
     "en": "Hello {name}, your physiotherapy visit is booked for {when} ({mode}). "
@@ -90,7 +101,7 @@ async def _send(
         language=language,
         name=referral.patient_first_name,
         scheduled_at=scheduled_at,
-        care_mode=referral.appointment_care_mode or referral.care_mode or "home_visit",
+        care_mode=referral.appointment_care_mode or "face_to_face",
     )
     await enqueue(
         conn,

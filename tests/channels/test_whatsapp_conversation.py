@@ -10,6 +10,7 @@ from sqlalchemy import text
 
 from tests.channels.conftest import APP_SECRET, VERIFY_TOKEN, new_phone, wait_for
 from tests.conftest import auth, count
+from tests.console.operators import make_operator, sign_in
 from tests.shapeg.bodies import g_referral
 from tests.support.graph_api import (
     GraphApi,
@@ -276,3 +277,38 @@ def test_shape_g_create_is_dispatched_only_when_the_provider_took_it(api, graph,
     assert replay.headers.get("Idempotent-Replayed") == "true"
     assert replay.json()["messaging_intake"]["dispatched"] is True
     assert len(sent_to(graph, phone)) == 1
+
+
+def test_coordinators_see_the_conversation_and_partners_never_do(api, graph, partner, database_url):
+    phone = new_phone()
+    body = v1_referral(patient={"first_name": "Yemi", "phone": phone, "city": "Lagos"})
+    created = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "c1")
+    )
+    referral_id = created.json()["referral_id"]
+    nth_message(graph, phone, 1)
+    assert post_signed(api, inbound_text(phone, "Pidgin abeg")).status_code == 200
+    nth_message(graph, phone, 2)
+
+    operator = make_operator(database_url)
+    assert sign_in(api, operator["token"]).status_code == 303
+    page = api.get(f"/console/referrals/{referral_id}")
+    assert page.status_code == 200
+    assert "Messages with the patient" in page.text
+    assert "Pidgin abeg" in page.text and "from patient" in page.text
+    assert "Yemi" in page.text and "whatsapp" in page.text
+
+    partner_view = api.get(
+        f"/api/v1/partners/referrals/{referral_id}", headers=auth(partner["keys"]["sk_live"])
+    )
+    assert partner_view.status_code == 200
+    assert "Pidgin abeg" not in partner_view.text and "rehabref_intake" not in partner_view.text
+
+
+def test_the_server_log_holds_no_phone_text_link_or_secret(live_server):
+    """Runs last in this module: every conversation above has passed through the log."""
+    logs = live_server.logs()
+    assert "patient message" in logs  # the worker did log its sends (ids and states)
+    for secret in ("+234803", "234803", "Yaba", "Pidgin abeg", "Amaka", "/a/", APP_SECRET,
+                   "EAAG-test-token"):  # fmt: skip
+        assert secret not in logs, secret

@@ -53,7 +53,9 @@ class MessageWorkerConfig:
     lease_seconds: float = 60.0
     batch_size: int = 32
     # Provider calls in flight at once in one round.
-    concurrency: int = 16
+    concurrency: int = 32
+    # Full batches run back to back, up to this many, before the worker polls again.
+    rounds_per_poll: int = 20
 
 
 @dataclass(frozen=True)
@@ -258,11 +260,17 @@ class MessageWorker:
         return await self.record(message, await self._send(message))
 
     async def run_once(self, _db: Database | None = None) -> int:
-        """One round: claim a batch, send it, record each outcome; how many were claimed."""
-        claimed = await self.claim()
-        if claimed:
-            await asyncio.gather(*(self._deliver(message) for message in claimed))
-        return len(claimed)
+        """Claim, send and record batches while full ones keep coming (a backlog drains
+        without waiting for the next poll); how many messages were claimed."""
+        total = 0
+        for _ in range(self.config.rounds_per_poll):
+            claimed = await self.claim()
+            if claimed:
+                await asyncio.gather(*(self._deliver(message) for message in claimed))
+            total += len(claimed)
+            if len(claimed) < self.config.batch_size:
+                break
+        return total
 
     async def send_now(self, message_id: str, *, timeout: float) -> bool:
         """Try one message at once; True when its provider accepted it within ``timeout``.

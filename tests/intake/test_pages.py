@@ -353,3 +353,19 @@ def test_answering_after_a_coordinator_booked_does_not_move_the_referral(
         sql, "SELECT count(*) FROM referrals WHERE id = :r AND status = 'booked'", r=referral_id
     )
     assert status == 1
+
+
+def test_declining_consent_ends_the_questions_and_a_coordinator_may_call(client, partner, sql):
+    referral = created(client, partner["keys"]["sk_test"])
+    referral_id, path = referral["referral_id"], _path(referral["assistant_session_url"])
+    page = _answer(client, path, "lang:en")
+    ended = _answer(client, path, "consent:no", expect=200)
+    assert "No problem, we will not ask you anything more." in ended.text
+    assert "<form" not in ended.text and len(ended.content) < 4_000
+    tasks = count(
+        sql,
+        "SELECT count(*) FROM contact_tasks WHERE referral_id = :r AND "
+        "purpose = 'consent_declined'",
+        r=referral_id,
+    )
+    assert tasks == 1 and len(page.content) < 8_000  # a light page for a cheap phone

@@ -139,7 +139,6 @@ def _question_page(
         "intake/question.html",
         state,
         form_token=form_token(services.box, session_id),
-        step=state.step,
         intro=say(lang, "web_hello", first_name=ctx.first_name, referrer_name=ctx.referrer_name)
         if state.step == "language"
         else None,

@@ -97,7 +97,16 @@ def test_concurrent_intake_submits_complete_once(server, client, partner, sql):
     path = urlsplit(referral["assistant_session_url"]).path
     page = client.get(path)
     token = re.search(r'name="form_token" value="([^"]+)"', page.text).group(1)
-    form = {"form_token": token, "availability": ["weekends"], "care_mode": "remote", "area": ""}
+    # The web dialogue up to its summary, one answer per page; then all confirm at once.
+    for answer in (
+        {"choice": "lang:en"},
+        {"choice": "consent:yes"},
+        {"choice": "mode:remote"},
+        {"text": "Yaba"},
+        {"choice": "slot:weekends"},
+    ):
+        assert client.post(path, data={"form_token": token, **answer}).status_code == 303
+    form = {"form_token": token, "choice": "confirm:yes"}
 
     def submit(http):
         return http.post(path, data=form).status_code

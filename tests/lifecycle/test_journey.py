@@ -1,9 +1,9 @@
 """The whole journey, driven like a patient (Playwright + Debian chromium) and a coordinator
 (ops API over HTTP), with the partner's own webhook receiver checking every event in order.
 
-received -> assistant_started (patient opens the link) -> intake completed -> matched ->
-booked -> attended -> paid -> closed. A dedicated database and a server running the delivery
-worker in-process keep the receiver's view to this journey alone.
+received -> assistant_started (the patient's first answer on the link's page) -> intake
+completed -> matched -> booked -> attended -> paid -> closed. A dedicated database and a
+server running the delivery worker in-process keep the receiver's view to this journey alone.
 """
 
 from __future__ import annotations
@@ -111,18 +111,27 @@ def test_patient_and_coordinator_journey_with_receiver(journey_env: dict[str, An
             opened = page.goto(link)
             assert opened is not None and opened.status == 200
             assert opened.headers["cache-control"] == "no-store"
-            expect(page.get_by_role("heading", name="Hello Amaka")).to_be_visible()
+            expect(page.get_by_text("Hello Amaka")).to_be_visible()
             page.screenshot(path=str(SCREENSHOTS / "intake-1-form.png"), full_page=True)
-            page.get_by_role("button", name="Send my answers").click()
-            expect(page.get_by_role("alert")).to_contain_text("Choose at least one time")
+            # One question per page (the intake dialogue, as on WhatsApp).
+            page.get_by_label("English").check()
+            page.get_by_role("button", name="Next", exact=True).click()
+            page.get_by_label("Yes, continue").check()
+            page.get_by_role("button", name="Next", exact=True).click()
+            page.get_by_role("button", name="Next", exact=True).click()  # nothing chosen
+            expect(page.get_by_role("alert")).to_contain_text("Please choose one answer")
             page.screenshot(path=str(SCREENSHOTS / "intake-2-errors.png"), full_page=True)
+            page.get_by_label("At home").check()
+            page.get_by_role("button", name="Next", exact=True).click()
+            page.get_by_label("Which area of").fill("Allen")
+            page.get_by_role("button", name="Next", exact=True).click()
             page.get_by_label("Weekday mornings").check()
             page.get_by_label("Weekends").focus()
             page.keyboard.press("Space")  # keyboard works on the native controls
             expect(page.get_by_label("Weekends")).to_be_checked()
-            page.get_by_label("Home visit").check()
-            page.get_by_label("Your area or neighbourhood").fill("Allen")
-            page.get_by_role("button", name="Send my answers").click()
+            page.get_by_role("button", name="Next", exact=True).click()
+            page.get_by_label("Confirm").check()
+            page.get_by_role("button", name="Next", exact=True).click()
             expect(page.get_by_role("heading", name="Thank you, Amaka")).to_be_visible()
             page.screenshot(path=str(SCREENSHOTS / "intake-3-done.png"), full_page=True)
             reused = page.goto(link)

@@ -66,6 +66,24 @@ PHRASES: dict[Language, dict[str, str]] = {
         ),
         "closed": "Thank you. Your care team will be in touch soon.",
         "list_button": "Choose times",
+        # The web page (intake.dialogue's questions, with what a page needs around them).
+        "web_title": "Your physiotherapy questions",
+        "web_hello": (
+            "Hello {first_name}, {referrer_name} referred you to rehabref for physiotherapy. "
+            "A few quick questions will help us arrange your care."
+        ),
+        "web_ask_availability": "When are you usually free?",
+        "web_pick_all": "Choose all that fit.",
+        "web_other_area": "Or type another area",
+        "web_send": "Next",
+        "web_person": "Talk to a person",
+        "web_switch": "Read in Pidgin",
+        "web_hint_choice": "Please choose one answer.",
+        "web_hint_times": "Please choose at least one time.",
+        "web_hint_help": 'Or tap "Talk to a person" below.',
+        "web_link_used": (
+            "You can close this page. This link no longer works, to keep your information private."
+        ),
     },
     "pcm": {
         "greeting": (
@@ -113,6 +131,23 @@ PHRASES: dict[Language, dict[str, str]] = {
         ),
         "closed": "Thank you. Your care team go reach you soon.",
         "list_button": "Pick time",
+        "web_title": "Questions for your physiotherapy",
+        "web_hello": (
+            "How you dey {first_name}? {referrer_name} send you come rehabref for "
+            "physiotherapy. Answer small questions make we arrange your care."
+        ),
+        "web_ask_availability": "Wetin be the time wey you dey free?",
+        "web_pick_all": "Pick all wey fit you.",
+        "web_other_area": "Or type the area wey you dey now",
+        "web_send": "Go next",
+        "web_person": "I wan talk to person",
+        "web_switch": "Read am for English",
+        "web_hint_choice": "Abeg pick one answer.",
+        "web_hint_times": "Abeg pick at least one time.",
+        "web_hint_help": 'Or press "I wan talk to person" for down.',
+        "web_link_used": (
+            "You fit close this page. This link no go work again, to keep your information private."
+        ),
     },
 }
 

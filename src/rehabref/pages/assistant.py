@@ -1,33 +1,40 @@
-"""The patient's assistant pages behind ``assistant_session_url`` (``/a/{token}``).
+"""The patient's assistant pages behind ``assistant_session_url`` (``/a/{token}``): the
+intake dialogue (``intake.dialogue``, the same engine as WhatsApp and SMS), one question
+per page.
 
-GET shows the intake form (first open: ``assistant.started``); POST stores the answers
-(``patient.intake_completed``, then matching) and shows a thank-you page. The token is
-the only credential: forged, expired, used-up or cancelled links get a page that says
-nothing about the referral. Responses are never cached or sent on as a referrer; the
-access log records the route template, never the token.
+GET shows where the patient stands and writes nothing: messaging apps fetch links to draw
+previews, so only an answer (a POST) records ``assistant.started``, marks the link opened
+and moves the dialogue. A POST is answered by a 303 back to the GET (post/redirect/get:
+reloading never re-sends an answer); the only thing said before the next question, the
+"not understood" hint, is read back from the dialogue state (``reasks``), so no patient
+text ever goes in a URL. The end of the dialogue (completed, a coordinator will call) is
+shown at once. The token is the only credential: forged, expired, used-up or cancelled
+links get a page that says nothing about the referral. Responses are never cached or sent
+on as a referrer; the access log records the route template, never the token.
 """
 
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass, field
 from typing import Any
 
 from litestar import Request, get, post
-from litestar.response import Template
+from litestar.response import Redirect, Template
 
 from rehabref.clock import as_utc, utcnow
 from rehabref.errors import ApiError
 from rehabref.fields import plain_text
+from rehabref.intake import dialogue
+from rehabref.intake.phrases import say
 from rehabref.intake.service import (
-    AVAILABILITY_SLOTS,
-    CARE_MODES_FOR,
     form_token,
+    mark_opened,
     read_assistant_token,
     session_with_referral,
 )
+from rehabref.referrals.transitions import lock_referral
 from rehabref.services import Services, services_of
-from rehabref.workflows.intake import assistant_opened, intake_completed
+from rehabref.workflows.conversation import web_answer, web_state
 
 PRIVATE_PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -41,17 +48,24 @@ PRIVATE_PAGE_HEADERS = {
     ),
 }
 _TERMINAL = frozenset({"closed", "cancelled"})
-SLOT_LABELS = {
-    "weekday_mornings": "Weekday mornings (8am - 12pm)",
-    "weekday_afternoons": "Weekday afternoons (12pm - 5pm)",
-    "weekday_evenings": "Weekday evenings (5pm - 8pm)",
-    "weekends": "Weekends",
+TEXT_MAX = 200
+CHOICES_MAX = 8  # more ids than any step shows is not an answer from this page
+
+# How each step is asked on a page (phrases; the messaging wording names SMS numbers).
+WEB_QUESTION = {"availability": "web_ask_availability"}
+MULTIPLE = frozenset({"availability"})  # check boxes: several slots in one answer
+TYPED = frozenset({"area"})  # a text box; it is the "another area" choice
+HIDDEN_CHOICES = frozenset({"area:other"})
+HINT = {
+    "language": "web_hint_choice",
+    "consent": "web_hint_choice",
+    "care_mode": "web_hint_choice",
+    "area": "hint_area",
+    "availability": "web_hint_times",
+    "confirm": "web_hint_choice",
 }
-MODE_LABELS = {
-    "home_visit": "Home visit: the physiotherapist comes to you",
-    "in_clinic": "In a clinic near you",
-    "remote": "Remote: a video session",
-}
+OTHER_LANGUAGE = {"en": "lang:pcm", "pcm": "lang:en"}
+ENDING = {"handed_over": "handover", "declined": "declined"}
 
 
 def message_page(title: str, message: str, status: int) -> Template:
@@ -96,79 +110,103 @@ async def _session(services: Services, token: str) -> Any:
     return row
 
 
-@dataclass
-class Answers:
-    availability: list[str] = field(default_factory=list)
-    care_mode: str | None = None
-    area: str = ""
-
-
-def _form_page(
-    services: Services,
-    row: Any,
-    *,
-    answers: Answers | None = None,
-    errors: dict[str, str] | None = None,
-) -> Template:
-    answers = answers or Answers()
-    modes = CARE_MODES_FOR.get(row.care_mode, CARE_MODES_FOR[None])
+def _page(template: str, state: dialogue.State, status: int = 200, **context: Any) -> Template:
     return Template(
-        template_name="intake/form.html",
-        context={
-            "first_name": row.patient_first_name,
-            "city": row.patient_city,
-            "form_token": form_token(services.box, row.id),
-            "slots": [(slot, SLOT_LABELS[slot]) for slot in AVAILABILITY_SLOTS],
-            "modes": [(mode, MODE_LABELS[mode]) for mode in modes],
-            "chosen_availability": answers.availability,
-            "chosen_care_mode": answers.care_mode,
-            "chosen_area": answers.area or (row.patient_area or ""),
-            "errors": errors or {},
-        },
-        status_code=422 if errors else 200,
+        template_name=template,
+        context={"page_language": state.language, **context},
+        status_code=status,
         headers=PRIVATE_PAGE_HEADERS,
     )
 
 
-def _actor(session_id: str) -> str:
-    return f"patient:{session_id}"
+def _hint(state: dialogue.State) -> str | None:
+    """What the last answer missed (the dialogue counts answers not understood in a row)."""
+    if not state.reasks or state.step not in HINT:
+        return None
+    hints = [say(state.language, "not_understood"), say(state.language, HINT[state.step])]
+    if state.reasks == dialogue.MAX_MISUNDERSTOOD - 1:  # the last try: a person can help
+        hints.append(say(state.language, "web_hint_help"))
+    return " ".join(hints)
+
+
+def _question_page(
+    services: Services, session_id: str, state: dialogue.State, ctx: dialogue.Context
+) -> Template:
+    lang, reply = state.language, dialogue.prompt(state, ctx)
+    question = say(lang, WEB_QUESTION[state.step]) if state.step in WEB_QUESTION else reply.text
+    choices = [c for c in reply.choices if c.id not in HIDDEN_CHOICES]
+    return _page(
+        "intake/question.html",
+        state,
+        form_token=form_token(services.box, session_id),
+        intro=say(lang, "web_hello", first_name=ctx.first_name, referrer_name=ctx.referrer_name)
+        if state.step == "language"
+        else None,
+        question=question,
+        choices=choices,
+        multiple=state.step in MULTIPLE,
+        typed=state.step in TYPED,
+        typed_label=say(lang, "web_other_area") if choices else question,
+        hint=_hint(state),
+        switch=None if state.step == "language" else OTHER_LANGUAGE[lang],
+        words={
+            name: say(lang, f"web_{name}")
+            for name in ("title", "pick_all", "send", "person", "switch")
+        },
+    )
+
+
+def _ending_page(state: dialogue.State, first_name: str) -> Template:
+    """Completed (the link is used up now), or a coordinator will call."""
+    done = state.step == "completed"
+    return _page(
+        "intake/done.html",
+        state,
+        first_name=first_name,
+        message=say(
+            state.language, "completed" if done else ENDING[state.step], first_name=first_name
+        ),
+        closing=say(state.language, "web_link_used") if done else None,
+    )
 
 
 @get("/a/{token:str}", include_in_schema=False)
 async def assistant_page(request: Request[Any, Any, Any], token: str) -> Template:
+    """The current question. Reads only: a link preview changes nothing."""
     services = services_of(request)
     row = await _session(services, token)
     if isinstance(row, Template):
         return row
-    if row.opened_at is None:
-        async with services.db.write() as conn:
-            await assistant_opened(conn, session_id=row.id, actor=_actor(row.id))
-    return _form_page(services, row)
+    async with services.db.read() as conn:
+        referral = await lock_referral(conn, row.referral_id)
+        if referral is None or referral.status in _TERMINAL:
+            return _gone()
+        state, ctx = await web_state(conn, referral=referral)
+    if state.step == "completed":  # done on another channel: the link is used up
+        return _gone()
+    if state.step in dialogue.TERMINAL:
+        return _ending_page(state, ctx.first_name)
+    return _question_page(services, row.id, state, ctx)
 
 
-def _read_answers(form: Any, allowed_modes: tuple[str, ...]) -> tuple[Answers, dict[str, str]]:
-    errors: dict[str, str] = {}
-    chosen = [str(v) for v in form.getall("availability", [])]
-    availability = [slot for slot in AVAILABILITY_SLOTS if slot in chosen]
-    if not availability or len(availability) != len(set(chosen)):
-        errors["availability"] = "Choose at least one time when you are available."
-    care_mode = str(form.get("care_mode") or "")
-    if care_mode not in allowed_modes:
-        errors["care_mode"] = "Choose how you would like to be seen."
-    area = " ".join(str(form.get("area") or "").split())
-    if len(area) > 100:
-        errors["area"] = "Use at most 100 characters for your area."
-    else:
-        try:
-            plain_text(area)
-        except ValueError:
-            errors["area"] = "Use letters, numbers and punctuation only."
-    answers = Answers(availability=availability, care_mode=care_mode or None, area=area[:100])
-    return answers, errors
+def _answer(form: Any) -> dialogue.Answer:
+    """The posted answer: tapped choice ids and typed text (dropped when it is not plain
+    text of a sensible length, which the dialogue then treats as not understood)."""
+    choice_ids = tuple(str(v)[:40] for v in form.getall("choice", []))[:CHOICES_MAX]
+    text = " ".join(str(form.get("text") or "").split())
+    try:
+        typed = plain_text(text) if 0 < len(text) <= TEXT_MAX else None
+    except ValueError:
+        typed = None
+    if typed is not None:
+        # The text box is the "another area" choice: what was typed is the answer.
+        choice_ids = tuple(i for i in choice_ids if not i.startswith("area:"))
+    return dialogue.Answer(text=typed, choice_ids=choice_ids)
 
 
 @post("/a/{token:str}", include_in_schema=False, status_code=200)
-async def submit_intake(request: Request[Any, Any, Any], token: str) -> Template:
+async def answer_question(request: Request[Any, Any, Any], token: str) -> Template | Redirect:
+    """One answer: the dialogue moves on, then the next question (303) or the ending."""
     services = services_of(request)
     row = await _session(services, token)
     if isinstance(row, Template):
@@ -183,34 +221,28 @@ async def submit_intake(request: Request[Any, Any, Any], token: str) -> Template
         return message_page(
             "Please try again", "This form could not be checked. Reload the page and retry.", 403
         )
-    modes = CARE_MODES_FOR.get(row.care_mode, CARE_MODES_FOR[None])
-    answers, errors = _read_answers(form, modes)
-    if errors:
-        return _form_page(services, row, answers=answers, errors=errors)
+    now = utcnow()
     try:
         async with services.db.write() as conn:
             if row.opened_at is None:
-                await assistant_opened(conn, session_id=row.id, actor=_actor(row.id))
-            await intake_completed(
+                await mark_opened(conn, session_id=row.id, now=now)
+            turn = await web_answer(
                 conn,
                 roster=services.roster,
                 referral_id=row.referral_id,
-                session_id=row.id,
-                availability=",".join(answers.availability),
-                care_mode=answers.care_mode or "",
-                area=answers.area or None,
-                actor=_actor(row.id),
+                answer=_answer(form),
+                actor=f"patient:{row.id}",
+                now=now,
             )
     except ApiError as exc:
-        if exc.status == 409:  # completed by a concurrent submit
+        if exc.status == 409:  # the referral ended meanwhile
             return _gone()
         raise
-    return Template(
-        template_name="intake/done.html",
-        context={"first_name": row.patient_first_name},
-        status_code=200,
-        headers=PRIVATE_PAGE_HEADERS,
-    )
+    if turn.state.step == "completed" and turn.outcome != "completed":
+        return _gone()  # completed by a concurrent answer
+    if turn.state.step in dialogue.TERMINAL:
+        return _ending_page(turn.state, row.patient_first_name)
+    return Redirect(path=f"/a/{token}", status_code=303, headers=PRIVATE_PAGE_HEADERS)
 
 
-ROUTES = [assistant_page, submit_intake]
+ROUTES = [assistant_page, answer_question]

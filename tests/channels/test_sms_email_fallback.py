@@ -3,12 +3,17 @@ START, against the Twilio, Graph API and SMTP stand-ins, on SQLite and PostgreSQ
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from sqlalchemy import text
 
+from rehabref.channels.content import Reply
+from rehabref.channels.outbox import enqueue
+from rehabref.clock import utcnow
+from rehabref.db import Database
 from tests.channels.conftest import TWILIO_FROM, new_phone, wait_for
 from tests.channels.test_whatsapp_conversation import nth_message, post_signed, sent_to
 from tests.conftest import auth, count
@@ -250,3 +255,63 @@ def test_stop_silences_every_referral_of_the_number_until_start(api, graph, part
     assert post_signed(api, inbound_text(phone, "START")).status_code == 200
     resumed = nth_message(graph, phone, 3)
     assert "again" in resumed["text"]["body"]
+
+
+def test_messages_to_one_patient_leave_in_the_order_they_were_written(graph, database_url):
+    """The first message fails twice; the second, written after it, waits for it."""
+    phone = new_phone()
+
+    def first_fails(request: graph_api.GraphRequest, _index: int) -> graph_api.Answer:
+        body = request.json()
+        is_first = body.get("to") == phone[1:] and "first" in str(body)
+        earlier = [r for r in list(graph.requests) if "first" in str(r.json())]
+        return graph_api.Answer(status=500 if is_first and len(earlier) <= 2 else 200)
+
+    async def write_two() -> None:
+        db = Database(database_url, pool_size=1)
+        try:
+            async with db.write() as conn:
+                for words in ("first question", "second question"):
+                    await enqueue(
+                        conn,
+                        channel="whatsapp",
+                        to=phone,
+                        content=Reply(words),
+                        purpose="test.order",
+                        environment="live",
+                        referral_id=None,
+                        now=utcnow(),
+                    )
+        finally:
+            await db.dispose()
+
+    graph.behaviour = first_fails
+    try:
+        asyncio.run(write_two())
+        wait_for(
+            lambda: any("second" in str(body) for body in sent_to(graph, phone)),
+            what="the second message",
+        )
+    finally:
+        graph.behaviour = graph_api.succeed
+    order = ["first" if "first" in str(body) else "second" for body in sent_to(graph, phone)]
+    assert order == ["first", "first", "first", "second"]
+
+
+def test_a_message_after_the_intake_reaches_a_coordinator(api, graph, partner, sql, live_server):
+    phone = new_phone()
+    referral_id = create(
+        api, partner, "h1", patient={"first_name": "Ola", "phone": phone, "city": "Lagos"}
+    )
+    nth_message(graph, phone, 1)
+    with sql.begin() as conn:  # the intake is over (e.g. a coordinator booked by phone)
+        conn.execute(
+            text("UPDATE intake_conversations SET closed_at = created_at WHERE referral_id = :r"),
+            {"r": referral_id},
+        )
+    assert post_signed(api, inbound_text(phone, "HELP I cannot come on Tuesday")).status_code == 200
+    wait_for(lambda: "patient_message" in tasks(sql, referral_id), what="the coordinator task")
+    assert (
+        count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r", r=referral_id)
+        == 1
+    )

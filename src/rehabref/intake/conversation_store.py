@@ -34,6 +34,19 @@ async def open_for_recipient(conn: AsyncConnection, recipient_ref: str) -> RowMa
     return (await conn.execute(query)).mappings().first()
 
 
+async def latest_for_recipient(conn: AsyncConnection, recipient_ref: str) -> RowMapping | None:
+    """The newest live conversation with this number, open or not (a message after the
+    intake still belongs to that referral)."""
+    c = _conversations
+    query = (
+        select(c)
+        .where(c.c.recipient_ref == recipient_ref, c.c.environment == "live")
+        .order_by(c.c.updated_at.desc())
+        .limit(1)
+    )
+    return (await conn.execute(query)).mappings().first()
+
+
 async def for_referral(conn: AsyncConnection, referral_id: str) -> RowMapping | None:
     query = select(_conversations).where(_conversations.c.referral_id == referral_id)
     if conn.dialect.name == "postgresql":

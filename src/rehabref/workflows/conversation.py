@@ -184,8 +184,11 @@ async def handle_inbound(
         await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
         return
     found = await conversations.open_for_recipient(conn, inbound["sender_ref"])
-    referral = await lock_referral(conn, found["referral_id"]) if found is not None else None
-    if found is None or referral is None:
+    if found is None:
+        await _after_intake(conn, inbound, now)
+        return
+    referral = await lock_referral(conn, found["referral_id"])
+    if referral is None:
         await mark_processed(conn, inbound_id=inbound["id"], referral_id=None, now=now)
         return
     conversation = await conversations.for_referral(conn, referral.id) or found
@@ -219,6 +222,17 @@ async def handle_inbound(
             now=now,
         )
     await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral.id, now=now)
+
+
+async def _after_intake(conn: AsyncConnection, inbound: Mapping[Any, Any], now: datetime) -> None:
+    """A message from a patient whose intake is over (e.g. HELP to change a booked visit): a
+    coordinator reads it on the referral's timeline. From an unknown number: kept, no more."""
+    latest = await conversations.latest_for_recipient(conn, inbound["sender_ref"])
+    referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
+    if referral is not None and referral.status not in ENDED:
+        await open_task_once(conn, referral=referral, purpose="patient_message", now=now)
+    referral_id = referral.id if referral is not None else None
+    await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
 
 
 async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.clock import iso, utcnow
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.intake import conversation_store as conversations
 from rehabref.intake import service as intake
 from rehabref.matching.roster import RosterSources
 from rehabref.matching.service import match_referral
@@ -124,4 +125,7 @@ async def intake_completed(
             )
         ],
     )
+    # However the answers came (messages, the web page, a sandbox scenario), the assistant
+    # has nothing more to ask or remind.
+    await conversations.close(conn, referral_id=referral_id, now=now)
     return await match_referral(conn, roster=roster, referral_id=referral_id, now=now)

@@ -20,6 +20,7 @@ from rehabref.referrals.transitions import AppointmentChange, Move, PaymentChang
 from rehabref.workflows.appointment_messages import appointment_booked
 
 ENDED = frozenset({"closed", "cancelled"})
+INTAKE_OVER = frozenset({"booked", "attended", "paid", "closed", "cancelled"})
 
 
 async def move_referral(
@@ -53,13 +54,14 @@ async def tell_patient(conn: AsyncConnection, move: Move) -> None:
     """What the patient hears of a move: a booked visit is confirmed (and reminded the day
     before); an ended referral's unsent messages and conversation stop."""
     referral = move.referral
+    if referral.status in INTAKE_OVER:  # no more intake questions or reminders
+        await conversations.close(conn, referral_id=referral.id, now=move.at)
     if referral.status == "booked":
         await appointment_booked(conn, referral, move.at)
     elif referral.status in ENDED:
         await cancel_waiting(
             conn, referral_id=referral.id, now=move.at, reason=f"the referral is {referral.status}"
         )
-        await conversations.close(conn, referral_id=referral.id, now=move.at)
 
 
 async def record_move(conn: AsyncConnection, move: Move) -> None:

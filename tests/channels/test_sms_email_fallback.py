@@ -15,7 +15,7 @@ from rehabref.channels.outbox import enqueue
 from rehabref.clock import utcnow
 from rehabref.db import Database
 from tests.channels.conftest import TWILIO_FROM, new_phone, wait_for
-from tests.channels.test_whatsapp_conversation import nth_message, post_signed, sent_to
+from tests.channels.patient import nth_message, post_signed, sent_to
 from tests.conftest import auth, count
 from tests.support import graph_api, twilio_api
 from tests.support.graph_api import GraphApi, inbound_text

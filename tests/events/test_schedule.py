@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from rehabref.config import load_settings
 from rehabref.db import Database
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.schedule import backoff_seconds, retry_after_seconds
@@ -202,9 +203,16 @@ def test_lease_blocks_other_claimers_until_it_expires(db_url):
 def test_periodic_jobs_run_in_the_worker_loop(db_url):
     from rehabref import wiring
 
-    wired = wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources())
-    assert "idempotency.purge_expired" in wired
-    assert "scheduled_jobs.run_due" in wired
+    settings = load_settings({"REHABREF_DATABASE_URL": db_url})
+    channels = wiring.channel_providers(settings)
+    messages = wiring.message_worker(Database(db_url), settings, channels)
+    wired = wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources(), messages)
+    assert set(wired) == {
+        "idempotency.purge_expired",
+        "scheduled_jobs.run_due",
+        "channels.send_due",
+        "intake.nudge_silent",
+    }
     ran: list[str] = []
 
     async def job(db: Database) -> None:

@@ -2,7 +2,7 @@
 status may replace which.
 
 - A failed attempt (5xx, 429, network error) is retried after the webhooks' backoff
-  (``events.schedule.backoff_seconds``: ``REHABREF_MESSAGE_RETRY_BASE_SECONDS`` doubling, with
+  (``events.schedule.next_attempt``: ``REHABREF_MESSAGE_RETRY_BASE_SECONDS`` doubling, with
   up to 100 % added jitter) or the provider's Retry-After, for ``RETRY_WINDOW``: a message
   hours late is still worth sending (it carries a link or a question the patient can answer),
   a day late it is not; a coordinator takes over instead.
@@ -18,10 +18,10 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from rehabref.channels.content import Channel
-from rehabref.events.schedule import backoff_seconds
+from rehabref.events import schedule
 
 RETRY_WINDOW = timedelta(hours=12)
-MAX_RETRY_AFTER_SECONDS = 3600.0
+MAX_RETRY_AFTER = 3600.0
 
 FALLBACK: dict[str, Channel | None] = {"whatsapp": "sms", "sms": None, "email": None}
 
@@ -39,12 +39,15 @@ def next_attempt(
     retry_after: float | None = None,
 ) -> datetime | None:
     """When to try again after ``attempts`` failed tries; None when the window is over."""
-    if retry_after is not None:
-        delay = min(max(retry_after, 0.0), MAX_RETRY_AFTER_SECONDS)
-    else:
-        delay = backoff_seconds(attempts, base=base, rng=rng)
-    when = now + timedelta(seconds=delay)
-    return None if when > created_at + RETRY_WINDOW else when
+    return schedule.next_attempt(
+        attempt=attempts,
+        created_at=created_at,
+        now=now,
+        base=base,
+        rng=rng,
+        retry_after=None if retry_after is None else min(max(retry_after, 0.0), MAX_RETRY_AFTER),
+        window=RETRY_WINDOW,
+    )
 
 
 def fallback_channel(channel: str, *, available: Callable[[Channel], bool]) -> Channel | None:

@@ -52,10 +52,11 @@ def next_attempt(
     base: float,
     rng: Callable[[], float],
     retry_after: float | None = None,
+    window: timedelta = RETRY_WINDOW,
 ) -> datetime | None:
-    """The time of the next attempt, or None when the 24 h window is over (failed)."""
+    """The time of the next attempt, or None when the window (24 h) is over (failed)."""
     delay = retry_after if retry_after is not None else backoff_seconds(attempt, base=base, rng=rng)
     when = now + timedelta(seconds=delay)
-    if when > created_at + RETRY_WINDOW:
+    if when > created_at + window:
         return None
     return when

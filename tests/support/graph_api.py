@@ -24,6 +24,14 @@ from typing import Any
 from tests.support.server import free_port
 
 VERSION = "v21.0"
+# The approved templates (docs/channels.md): body variables and quick-reply buttons. Meta
+# refuses a send whose counts differ (error 132000).
+TEMPLATES = {
+    "rehabref_intake_start": (3, 2),
+    "rehabref_intake_reminder": (2, 2),
+    "rehabref_appointment_confirmed": (3, 0),
+    "rehabref_appointment_reminder": (3, 0),
+}
 ENVELOPE_TYPES = {"text", "interactive", "template"}
 
 
@@ -53,6 +61,23 @@ class Answer:
 
 # (request, index of this request) -> answer
 Behaviour = Callable[[GraphRequest, int], Answer]
+
+
+def template_problem(template: dict[str, Any]) -> str | None:
+    """Why Meta would refuse this template send (unknown name, wrong counts), or None."""
+    expected = TEMPLATES.get(str(template.get("name")))
+    if expected is None:
+        return "(#132001) Template name does not exist in the translation"
+    components = template.get("components") or []
+    bodies = [c for c in components if c.get("type") == "body"]
+    variables = len(bodies[0].get("parameters", [])) if bodies else 0
+    buttons = sum(1 for c in components if c.get("type") == "button")
+    if (variables, buttons) != expected:
+        return (
+            f"(#132000) Number of parameters does not match the expected number of params "
+            f"(got {variables} variables and {buttons} buttons, expected {expected})"
+        )
+    return None
 
 
 def succeed(_request: GraphRequest, _index: int) -> Answer:
@@ -119,6 +144,8 @@ class GraphApi:
         kind = body.get("type")
         if kind not in ENVELOPE_TYPES or not isinstance(body.get(kind), dict):
             return "type and its object are required"
+        if kind == "template":
+            return template_problem(body["template"])
         return None
 
     def start(self) -> GraphApi:
@@ -142,7 +169,7 @@ class GraphApi:
                 problem = api.check(request)
                 if problem is not None:
                     status = 401 if "OAuth" in problem else 400
-                    code = 190 if status == 401 else 100
+                    code = 190 if status == 401 else 132000 if "132000" in problem else 100
                     self.answer(status, json.dumps(graph_error(code, problem)).encode(), {})
                     return
                 answer = api.behaviour(request, index)

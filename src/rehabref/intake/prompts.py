@@ -95,7 +95,8 @@ def first_contact(ctx: Context, *, link: str | None) -> Template:
     return Template(
         name="rehabref_intake_start",
         language="en",
-        parameters=(ctx.first_name, ctx.referrer_name, *((link,) if link else ())),
+        # The link is the last body variable: the renderer adds it from ``link``.
+        parameters=(ctx.first_name, ctx.referrer_name),
         text=say("en", "greeting", **fields),
         quick_replies=(
             Choice("lang:en", title("en", "lang:en")),

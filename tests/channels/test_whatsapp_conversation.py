@@ -42,6 +42,16 @@ def test_a_live_v1_referral_is_taken_through_the_whole_intake_on_whatsapp(api, g
     assert first["messaging_product"] == "whatsapp" and first["type"] == "template"
     assert first["template"]["name"] == "rehabref_intake_start"
     assert "Lower back pain" not in str(first)  # no clinical text leaves for the provider
+    wait_for(
+        lambda: count(
+            sql,
+            "SELECT count(*) FROM outbound_messages WHERE referral_id = :r AND state = 'sent' "
+            "AND provider = 'whatsapp'",
+            r=referral_id,
+        )
+        == 1,
+        what="WhatsApp to accept the template",
+    )
     assert referral_status(sql, referral_id) == "received"
 
     # A free-text reply the assistant cannot read is asked again, with a hint.

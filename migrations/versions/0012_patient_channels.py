@@ -34,6 +34,7 @@ def upgrade() -> None:
         sa.Column("sender_ref", sa.String(length=16), nullable=False),
         sa.Column("text", sa.Text(), nullable=True),
         sa.Column("choice_id", sa.String(length=200), nullable=True),
+        sa.Column("context_id", sa.String(length=120), nullable=True),
         sa.Column("referral_id", sa.String(length=40), nullable=True),
         sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("processed_at", sa.DateTime(timezone=True), nullable=True),
@@ -56,6 +57,7 @@ def upgrade() -> None:
         sa.Column("channel", sa.String(length=16), nullable=False),
         sa.Column("opted_out_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("opted_in_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("history", sa.JSON(), nullable=False),
         sa.PrimaryKeyConstraint("recipient_ref"),
     )
     op.create_table(
@@ -117,6 +119,9 @@ def upgrade() -> None:
         batch_op.alter_column(
             "updated_at", existing_type=sa.DateTime(timezone=True), nullable=False
         )
+        # The defaults only filled the old rows: a new row must say what it is.
+        for name in ("environment", "channel", "recipient", "purpose", "content", "state"):
+            batch_op.alter_column(name, server_default=None)
         batch_op.create_index("ix_outbound_messages_due", ["state", "next_attempt_at"])
         batch_op.create_index("ix_outbound_messages_provider_id", ["provider_message_id"])
         batch_op.create_index("ix_outbound_messages_recipient", ["recipient_ref", "state", "id"])

@@ -194,6 +194,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         twilio_from=source.get("REHABREF_TWILIO_FROM") or None,
         smtp_url=url("REHABREF_SMTP_URL", "", ("smtp", "smtps"), secret=True) or None,
         email_from=source.get("REHABREF_EMAIL_FROM") or None,
-        message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0),
+        message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0.1),
         message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
     )

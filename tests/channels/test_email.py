@@ -178,3 +178,12 @@ def test_parse_smtp_url(url, expected):
 def test_parse_smtp_url_rejects_other_urls(url):
     with pytest.raises(ValueError):
         parse_smtp_url(url)
+
+
+def test_credentials_make_starttls_required_unless_the_url_says_otherwise():
+    from rehabref.channels.email import parse_smtp_url
+
+    assert parse_smtp_url("smtp://user:pass@mail.example:587").start_tls is True
+    assert parse_smtp_url("smtp://user:pass@mail.example:587?starttls=false").start_tls is False
+    assert parse_smtp_url("smtp://mail.example:25").start_tls is None
+    assert parse_smtp_url("smtps://user:pass@mail.example").start_tls is False

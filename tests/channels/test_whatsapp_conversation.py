@@ -4,6 +4,8 @@ free text) and the intake completed, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import json
+
 from sqlalchemy import text
 
 from tests.channels.conftest import APP_SECRET, VERIFY_TOKEN, new_phone, wait_for
@@ -12,6 +14,7 @@ from tests.conftest import auth, count
 from tests.console.operators import make_operator, sign_in
 from tests.shapeg.bodies import g_referral
 from tests.support.graph_api import (
+    inbound_button,
     inbound_template_button,
     inbound_text,
     signed_headers,
@@ -43,13 +46,15 @@ def test_a_live_v1_referral_is_taken_through_the_whole_intake_on_whatsapp(api, g
     assert first["template"]["name"] == "rehabref_intake_start"
     assert "Lower back pain" not in str(first)  # no clinical text leaves for the provider
     wait_for(
-        lambda: count(
-            sql,
-            "SELECT count(*) FROM outbound_messages WHERE referral_id = :r AND state = 'sent' "
-            "AND provider = 'whatsapp'",
-            r=referral_id,
-        )
-        == 1,
+        lambda: (
+            count(
+                sql,
+                "SELECT count(*) FROM outbound_messages WHERE referral_id = :r AND state = 'sent' "
+                "AND provider = 'whatsapp'",
+                r=referral_id,
+            )
+            == 1
+        ),
         what="WhatsApp to accept the template",
     )
     assert referral_status(sql, referral_id) == "received"
@@ -260,6 +265,87 @@ def test_coordinators_see_the_conversation_and_partners_never_do(api, graph, par
     )
     assert partner_view.status_code == 200
     assert "Pidgin abeg" not in partner_view.text and "rehabref_intake" not in partner_view.text
+
+
+def test_a_shared_phone_answers_the_referral_whose_message_it_tapped(api, graph, partner, sql):
+    phone = new_phone()  # one family phone, two patients referred
+    first = v1_referral(patient={"first_name": "Mama", "phone": phone, "city": "Lagos"})
+    second = v1_referral(patient={"first_name": "Papa", "phone": phone, "city": "Lagos"})
+    key = partner["keys"]["sk_live"]
+    older = api.post("/api/v1/partners/referrals", json=first, headers=auth(key, "f1")).json()
+    nth_message(graph, phone, 1)
+    newer = api.post("/api/v1/partners/referrals", json=second, headers=auth(key, "f2")).json()
+    nth_message(graph, phone, 2)
+
+    def wamid_of(referral_id: str) -> str | None:
+        with sql.connect() as conn:
+            return conn.execute(
+                text(
+                    "SELECT provider_message_id FROM outbound_messages WHERE referral_id = :r "
+                    "AND provider_message_id IS NOT NULL"
+                ),
+                {"r": referral_id},
+            ).scalar()
+
+    context = wait_for(lambda: wamid_of(older["referral_id"]), what="the older message's id")
+    tap = inbound_button(phone, "lang:en", "English", context=context)
+    assert post_signed(api, tap).status_code == 200
+    wait_for(lambda: referral_status(sql, older["referral_id"]) == "assistant_started", what="A")
+    assert referral_status(sql, newer["referral_id"]) == "received"
+
+
+def test_a_failed_status_before_the_send_was_recorded_still_falls_back(
+    api, graph, partner, sql, database_url
+):
+    """Meta may report ``failed`` before our worker has written the provider's id: the
+    status finds the message by our own id (echoed as biz_opaque_callback_data)."""
+    phone = new_phone()
+    body = v1_referral(patient={"first_name": "Dayo", "phone": phone, "city": "Lagos"})
+    created = api.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_live"], "e1")
+    )
+    referral_id = created.json()["referral_id"]
+    first = nth_message(graph, phone, 1)
+    ours = first["biz_opaque_callback_data"]
+    failed = json.loads(status("wamid.early", "failed", phone, error_code=131026))
+    failed["entry"][0]["changes"][0]["value"]["statuses"][0]["biz_opaque_callback_data"] = ours
+    raw = json.dumps(failed).encode()
+    assert post_signed(api, raw).status_code == 200
+    wait_for(
+        lambda: (
+            count(
+                sql,
+                "SELECT count(*) FROM outbound_messages WHERE referral_id = :r AND channel = 'sms'",
+                r=referral_id,
+            )
+            == 1
+        ),
+        what="the SMS fallback",
+    )
+    assert (
+        count(
+            sql, "SELECT count(*) FROM outbound_messages WHERE id = :i AND state = 'failed'", i=ours
+        )
+        == 1
+    )
+
+
+def test_signed_but_hostile_contents_never_make_a_5xx(api, sql):
+    phone = new_phone()
+    samples = [
+        inbound_text(phone, "nul \u0000 byte"),
+        inbound_text(phone, "lone \ud800 surrogate"),
+        inbound_text(phone, "x", timestamp=999_999_999_999),
+        b'{"entry": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        json.dumps({"entry": [{"changes": [{"field": "messages", "value": {
+            "metadata": {"phone_number_id": "someone-elses-number"},
+            "messages": [{"from": phone[1:], "id": "wamid.x", "timestamp": "1700000000",
+                          "type": "text", "text": {"body": "not for us"}}]}}]}]}).encode(),
+    ]  # fmt: skip
+    for body in samples:
+        response = post_signed(api, body)
+        assert response.status_code in (200, 400), (body[:60], response.status_code)
+    assert count(sql, "SELECT count(*) FROM inbound_messages WHERE text = 'not for us'") == 0
 
 
 def test_the_server_log_holds_no_phone_text_link_or_secret(live_server):

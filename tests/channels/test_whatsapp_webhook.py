@@ -36,7 +36,10 @@ def test_text_message():
 
 def test_reply_button_gives_the_choice_id():
     body = graph_api.inbound_button(PHONE, "home", "Home visit")
-    assert parse(body) == [InboundMessage("whatsapp", wamid_of(body), PHONE, None, "home", AT)]
+    expected = InboundMessage(
+        "whatsapp", wamid_of(body), PHONE, None, "home", AT, context_id="wamid.ctx"
+    )
+    assert parse(body) == [expected]
 
 
 def test_list_reply_gives_the_row_id():
@@ -46,7 +49,10 @@ def test_list_reply_gives_the_row_id():
 
 def test_template_quick_reply_gives_the_payload():
     body = graph_api.inbound_template_button(PHONE, "stop", "Stop")
-    assert parse(body) == [InboundMessage("whatsapp", wamid_of(body), PHONE, None, "stop", AT)]
+    expected = InboundMessage(
+        "whatsapp", wamid_of(body), PHONE, None, "stop", AT, context_id="wamid.ctx"
+    )
+    assert parse(body) == [expected]
 
 
 @pytest.mark.parametrize("value", ["sent", "delivered", "read"])

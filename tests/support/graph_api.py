@@ -259,10 +259,15 @@ def inbound_text(sender: str, text: str, timestamp: int = 1_700_000_000) -> byte
 
 
 def inbound_button(
-    sender: str, button_id: str, title: str, timestamp: int = 1_700_000_000
+    sender: str,
+    button_id: str,
+    title: str,
+    timestamp: int = 1_700_000_000,
+    context: str = "wamid.ctx",
 ) -> bytes:
+    """A tapped reply button; ``context`` is the id of our message that carried it."""
     interactive = {"type": "button_reply", "button_reply": {"id": button_id, "title": title}}
-    extra = {"context": {"from": DISPLAY_NUMBER, "id": "wamid.ctx"}, "interactive": interactive}
+    extra = {"context": {"from": DISPLAY_NUMBER, "id": context}, "interactive": interactive}
     return webhook(_message(sender, timestamp, "interactive", extra))
 
 

@@ -34,13 +34,18 @@ class SmtpServer:
 
 def parse_smtp_url(url: str) -> SmtpServer:
     """``smtp://[user:pass@]host[:port][?starttls=true|false]`` or ``smtps://`` (TLS from
-    the first byte). ValueError on anything else."""
+    the first byte). Without ``starttls``: required when there are credentials, else used
+    when offered. ValueError on anything else."""
     parts = urlsplit(url)
     if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
         raise ValueError("SMTP URL must be smtp://host:port or smtps://host:port")
     implicit = parts.scheme == "smtps"
     flag = parse_qs(parts.query).get("starttls", [""])[-1].lower()
     start_tls = {"true": True, "1": True, "false": False, "0": False}.get(flag)
+    if start_tls is None and parts.username:
+        # A password never crosses the network in the clear unless the URL says so
+        # (?starttls=false): with credentials, STARTTLS is required, not just tried.
+        start_tls = True
     return SmtpServer(
         host=parts.hostname,
         port=parts.port or (465 if implicit else 25),

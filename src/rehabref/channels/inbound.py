@@ -27,6 +27,9 @@ class InboundMessage:
     text: str | None
     choice_id: str | None
     received_at: datetime
+    # The provider id of our message this one answers (a tapped button, or a WhatsApp
+    # "reply"): which conversation it belongs to when the number has several.
+    context_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,3 +41,15 @@ class StatusUpdate:
     status: DeliveryStatus
     error_code: str | None
     at: datetime
+    # Our own message id, when the provider echoes it back (WhatsApp's
+    # ``biz_opaque_callback_data``): a status can arrive before its provider id is recorded.
+    our_message_id: str | None = None
+
+
+def storable(text: str | None, limit: int) -> str | None:
+    """Text as a database column takes it: no NUL (PostgreSQL refuses it), no lone
+    surrogates (no encoding takes them), at most ``limit`` characters."""
+    if not text:
+        return None
+    cleaned = text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return cleaned[:limit] or None

@@ -15,7 +15,7 @@ from sqlalchemy import RowMapping, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.failures import Fallback
-from rehabref.channels.inbound import InboundMessage, StatusUpdate
+from rehabref.channels.inbound import InboundMessage, StatusUpdate, storable
 from rehabref.channels.outbox import recipient_ref
 from rehabref.channels.policy import status_after
 from rehabref.db import insert_ignoring_duplicates, table
@@ -41,8 +41,9 @@ async def record_inbound(
         "channel": channel,
         "sender": message.sender[:32],
         "sender_ref": recipient_ref(message.sender),
-        "text": (message.text or "")[:4096] or None,
-        "choice_id": (message.choice_id or "")[:200] or None,
+        "text": storable(message.text, 4096),
+        "choice_id": storable(message.choice_id, 200),
+        "context_id": storable(message.context_id, 120),
         "referral_id": None,
         "received_at": message.received_at,
         "processed_at": None,
@@ -56,7 +57,13 @@ async def apply_status(
 ) -> str | None:
     """Record a provider's status for one of our messages; the new state, if it changed."""
     m = _messages
-    query = select(m).where(m.c.provider_message_id == status.provider_message_id[:120])
+    # Our own id first: the status may come before the worker recorded the provider's id.
+    found = (
+        m.c.id == status.our_message_id
+        if status.our_message_id
+        else m.c.provider_message_id == status.provider_message_id[:120]
+    )
+    query = select(m).where(found)
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
     message = (await conn.execute(query)).mappings().first()
@@ -71,6 +78,7 @@ async def apply_status(
         .where(m.c.id == message["id"])
         .values(
             state=new_state,
+            provider_message_id=status.provider_message_id[:120],
             status_at=now,
             updated_at=now,
             **({"last_error": reason[:200]} if new_state == "failed" else {}),

@@ -1,38 +1,48 @@
 """STOP and START: a patient's messaging consent, per number, across every referral.
 
 A whole message that is one of the usual opt-out words (the carriers' and Twilio's list)
-stops every automated message to that number until it sends an opt-in word. The change is
-kept with its time and channel; a repeated STOP changes nothing (so it is acknowledged once).
+stops every automated message to that number until it sends an opt-in word. Every change is
+kept with its time and channel (``history``); a repeated STOP changes nothing (so it is
+acknowledged once).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import RowMapping, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.channels.outbox import WAITING
 from rehabref.db import insert_ignoring_duplicates, table
 from rehabref.tables.channels import MessageOptOut, OutboundMessage
 
 _opt_outs = table(MessageOptOut)
 _messages = table(OutboundMessage)
 
-STOP_WORDS = frozenset({"stop", "stopall", "stop all", "unsubscribe", "cancel", "end", "quit"})
+STOP_WORDS = frozenset({"stop", "stopall", "stop all", "unsubscribe", "quit"})
+# Carriers treat these as STOP on SMS too; in a WhatsApp conversation "cancel" or "end" is
+# more likely about the question than about every message, so there they are not.
+SMS_ONLY_STOP_WORDS = frozenset({"cancel", "end"})
 START_WORDS = frozenset({"start", "unstop", "resume"})
 
 
-def keyword(text: str | None) -> str | None:
+def keyword(text: str | None, *, channel: str) -> str | None:
     """``"stop"`` or ``"start"`` when the whole message is one of their words, else None."""
     if not text:
         return None
     word = " ".join(text.strip().strip(".!").lower().split())
-    if word in STOP_WORDS:
+    if word in STOP_WORDS or (channel == "sms" and word in SMS_ONLY_STOP_WORDS):
         return "stop"
     if word in START_WORDS:
         return "start"
     return None
+
+
+def _history(
+    previous: list[dict[str, str]] | None, action: str, channel: str, now: datetime
+) -> list[dict[str, str]]:
+    """Every STOP and START of the number, oldest first (consent withdrawals are kept)."""
+    return [*(previous or []), {"action": action, "channel": channel, "at": now.isoformat()}]
 
 
 async def is_opted_out(conn: AsyncConnection, recipient_ref: str) -> bool:
@@ -49,7 +59,8 @@ async def opt_out(
 ) -> bool:
     """Record a STOP; True when the number was not opted out before. Messages still owed to
     it are suppressed now, not at their turn."""
-    if await is_opted_out(conn, recipient_ref):
+    current = await _current(conn, recipient_ref)
+    if current is not None and current["opted_out"]:
         return False
     inserted = await insert_ignoring_duplicates(
         conn,
@@ -60,17 +71,25 @@ async def opt_out(
             "channel": channel,
             "opted_out_at": now,
             "opted_in_at": None,
+            "history": _history(None, "stop", channel, now),
         },
     )
     if not inserted:
+        previous = current["history"] if current is not None else None
         await conn.execute(
             update(_opt_outs)
             .where(_opt_outs.c.recipient_ref == recipient_ref)
-            .values(opted_out=True, channel=channel, opted_out_at=now, opted_in_at=None)
+            .values(
+                opted_out=True,
+                channel=channel,
+                opted_out_at=now,
+                opted_in_at=None,
+                history=_history(previous, "stop", channel, now),
+            )
         )
     await conn.execute(
         update(_messages)
-        .where(_messages.c.recipient_ref == recipient_ref, _messages.c.state.in_(WAITING[:1]))
+        .where(_messages.c.recipient_ref == recipient_ref, _messages.c.state == "pending")
         .values(state="suppressed", last_error="the recipient opted out (STOP)", updated_at=now)
     )
     return True
@@ -78,9 +97,26 @@ async def opt_out(
 
 async def opt_in(conn: AsyncConnection, *, recipient_ref: str, channel: str, now: datetime) -> bool:
     """Record a START; True when the number was opted out."""
-    result = await conn.execute(
+    current = await _current(conn, recipient_ref)
+    if current is None or not current["opted_out"]:
+        return False
+    await conn.execute(
         update(_opt_outs)
-        .where(_opt_outs.c.recipient_ref == recipient_ref, _opt_outs.c.opted_out.is_(True))
-        .values(opted_out=False, channel=channel, opted_in_at=now)
+        .where(_opt_outs.c.recipient_ref == recipient_ref)
+        .values(
+            opted_out=False,
+            channel=channel,
+            opted_in_at=now,
+            history=_history(current["history"], "start", channel, now),
+        )
     )
-    return bool(result.rowcount)
+    return True
+
+
+async def _current(conn: AsyncConnection, recipient_ref: str) -> RowMapping | None:
+    query = select(_opt_outs.c.opted_out, _opt_outs.c.history).where(
+        _opt_outs.c.recipient_ref == recipient_ref
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update()
+    return (await conn.execute(query)).mappings().first()

@@ -16,7 +16,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Channel, Content, to_json
@@ -92,6 +92,17 @@ async def enqueue(
     )
     await conn.execute(insert(_messages), row)
     return str(row["id"])
+
+
+async def referral_of_message(conn: AsyncConnection, provider_message_id: str) -> str | None:
+    """The referral of the message a provider knows by this id (what a reply answers)."""
+    found = await conn.execute(
+        select(_messages.c.referral_id).where(
+            _messages.c.provider_message_id == provider_message_id[:120]
+        )
+    )
+    referral_id = found.scalar()
+    return str(referral_id) if referral_id is not None else None
 
 
 async def cancel_waiting(

@@ -45,7 +45,7 @@ def next_attempt(
         now=now,
         base=base,
         rng=rng,
-        retry_after=None if retry_after is None else min(max(retry_after, 0.0), MAX_RETRY_AFTER),
+        retry_after=None if retry_after is None else min(max(retry_after, 1.0), MAX_RETRY_AFTER),
         window=RETRY_WINDOW,
     )
 

@@ -1,9 +1,10 @@
 """A referral's conversation as a coordinator reads it: every message both ways, in order,
-with its channel and its provider status. For operators only: partners never receive
-conversation text (the spec's data boundary)."""
+with its channel and its provider status (the newest 500 each way). For operators only:
+partners never receive conversation text (the spec's data boundary)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,6 +21,15 @@ _inbound = table(InboundMessage)
 LIMIT = 500
 
 
+# The assistant link carries the patient's bearer token: a coordinator sees that a link was
+# sent, not the token itself.
+_ASSISTANT_TOKEN = re.compile(r"(/a/)[A-Za-z0-9_.~-]+")
+
+
+def without_tokens(text: str) -> str:
+    return _ASSISTANT_TOKEN.sub(r"\1…", text)
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
     at: datetime
@@ -33,7 +43,10 @@ class TimelineEntry:
 
 async def timeline(conn: AsyncConnection, referral_id: str) -> list[TimelineEntry]:
     out = await conn.execute(
-        select(_outbound).where(_outbound.c.referral_id == referral_id).limit(LIMIT)
+        select(_outbound)
+        .where(_outbound.c.referral_id == referral_id)
+        .order_by(_outbound.c.id.desc())
+        .limit(LIMIT)
     )
     entries = [
         TimelineEntry(
@@ -41,14 +54,17 @@ async def timeline(conn: AsyncConnection, referral_id: str) -> list[TimelineEntr
             direction="out",
             channel=row.channel,
             status=row.state,
-            text=plain_text(from_json(row.content)),
+            text=without_tokens(plain_text(from_json(row.content))),
             purpose=row.purpose,
             error=row.last_error,
         )
         for row in out
     ]
     came_in = await conn.execute(
-        select(_inbound).where(_inbound.c.referral_id == referral_id).limit(LIMIT)
+        select(_inbound)
+        .where(_inbound.c.referral_id == referral_id)
+        .order_by(_inbound.c.received_at.desc())
+        .limit(LIMIT)
     )
     entries += [
         TimelineEntry(

@@ -23,13 +23,19 @@ WORDLESS_TYPES = frozenset(
 )
 
 
-def parse_webhook(payload: Any) -> list[InboundMessage | StatusUpdate]:
-    """Every message and status in one webhook body, in order."""
+def parse_webhook(
+    payload: Any, *, phone_number_id: str | None = None
+) -> list[InboundMessage | StatusUpdate]:
+    """Every message and status in one webhook body, in order. With ``phone_number_id``,
+    only those of that business number (one Meta app may serve a staging number too)."""
     found: list[InboundMessage | StatusUpdate] = []
     for entry in _dicts(payload.get("entry") if isinstance(payload, dict) else None):
         for change in _dicts(entry.get("changes")):
             value = change.get("value")
             if change.get("field") != "messages" or not isinstance(value, dict):
+                continue
+            number = _field(value.get("metadata"), "phone_number_id")
+            if phone_number_id is not None and number != phone_number_id:
                 continue
             for message in _dicts(value.get("messages")):
                 inbound = _message(message)
@@ -59,7 +65,7 @@ def _when(value: Any) -> datetime | None:
     if not isinstance(value, str | int) or isinstance(value, bool):
         return None
     text = str(value)
-    if not text.isascii() or not text.isdigit() or len(text) > 12:
+    if not text.isascii() or not text.isdigit() or len(text) > 10:  # past 2286: garbage
         return None
     return datetime.fromtimestamp(int(text), tz=UTC)
 
@@ -105,7 +111,8 @@ def _message(message: dict[str, Any]) -> InboundMessage | None:
         text = _text(_field(message.get(kind), "caption"))
     else:
         return None
-    return InboundMessage(PROVIDER, wamid, sender, text, choice, at)
+    context = _id(_field(message.get("context"), "id"))
+    return InboundMessage(PROVIDER, wamid, sender, text, choice, at, context_id=context)
 
 
 def _status(status: dict[str, Any]) -> StatusUpdate | None:
@@ -114,7 +121,10 @@ def _status(status: dict[str, Any]) -> StatusUpdate | None:
     at = _when(status.get("timestamp"))
     if wamid is None or at is None or value not in DELIVERY_STATUSES:
         return None
-    return StatusUpdate(PROVIDER, wamid, value, _error_code(status.get("errors")), at)
+    ours = _id(status.get("biz_opaque_callback_data"))
+    return StatusUpdate(
+        PROVIDER, wamid, value, _error_code(status.get("errors")), at, our_message_id=ours
+    )
 
 
 def _error_code(errors: Any) -> str | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, case, exists, or_, select, update
 
 from rehabref.channels.content import from_json
 from rehabref.channels.failures import Fallback
@@ -43,6 +43,10 @@ log = logging.getLogger("rehabref.messages")
 _messages = table(OutboundMessage)
 _opt_outs = table(MessageOptOut)
 
+# A provider took the message (and may since have reported on it).
+ACCEPTED = frozenset({"sent", "delivered", "read"})
+# The longest one provider call may take (at most half the lease, so it never outlives it).
+MAX_SEND_SECONDS = 15.0
 # Sent even to a number that opted out: the one confirmation that it did.
 OPT_OUT_ACK = "optout.ack"
 
@@ -102,6 +106,7 @@ class MessageWorker:
         self.clock = clock
         self.rng = rng
         self._semaphore = asyncio.Semaphore(config.concurrency)
+        self._send_timeout = min(MAX_SEND_SECONDS, config.lease_seconds / 2)
         # Immediate tries that outlived their caller's timeout (kept so they finish).
         self._background: set[asyncio.Task[str]] = set()
 
@@ -191,11 +196,16 @@ class MessageWorker:
             return Refused(f"no {message.channel} provider is configured")
         async with self._semaphore:
             try:
-                return await provider.send(
-                    to=message.recipient,
-                    content=from_json(message.content),
-                    message_id=message.id,
-                )
+                # The clients' timeouts are per phase (connect, each read, each SMTP
+                # command); this bounds the whole call well inside the lease.
+                async with asyncio.timeout(self._send_timeout):
+                    return await provider.send(
+                        to=message.recipient,
+                        content=from_json(message.content),
+                        message_id=message.id,
+                    )
+            except TimeoutError:
+                return Retry(f"{message.channel} provider did not answer in time")
             except Exception as exc:  # a client bug must not lose the message
                 return Retry(f"provider client error ({type(exc).__name__})")
 
@@ -203,15 +213,15 @@ class MessageWorker:
         """Write one outcome; the message's new state."""
         now = self.clock()
         m = _messages
-        mine = and_(
-            m.c.id == message.id, m.c.state == "sending", m.c.claimed_until == message.lease_until
-        )
+        # Only the lease holder records. A provider status may have moved the message on
+        # while we waited for the provider's answer (delivered, even failed): it is kept.
+        mine = and_(m.c.id == message.id, m.c.claimed_until == message.lease_until)
         provider = self.providers.provider(message.environment, message.channel)
         provider_name = provider.name if provider is not None else None
         async with self.db.write() as conn:
             if isinstance(outcome, Accepted):
                 values: dict[str, Any] = {
-                    "state": "sent",
+                    "state": case((m.c.state == "sending", "sent"), else_=m.c.state),
                     "provider": provider_name,
                     "provider_message_id": outcome.provider_message_id[:120],
                     "sent_at": now,
@@ -219,6 +229,7 @@ class MessageWorker:
                     "last_error": None,
                 }
             else:
+                mine = and_(mine, m.c.state == "sending")
                 when = (
                     next_attempt(
                         attempts=message.attempts,
@@ -237,11 +248,12 @@ class MessageWorker:
                     else {"state": "failed"}
                 )
                 values.update(provider=provider_name, last_error=outcome.reason[:200])
+            state = "sent" if isinstance(outcome, Accepted) else str(values["state"])
             values.update(claimed_until=None, updated_at=now)
             written = await conn.execute(update(m).where(mine).values(**values))
             if not written.rowcount:
                 return "lost_lease"  # another worker claimed it again after our lease passed
-            if values["state"] == "failed":
+            if state == "failed":
                 await self.fallback.failed(conn, message.as_row(), values["last_error"], now)
         log.info(
             "patient message",
@@ -249,12 +261,12 @@ class MessageWorker:
                 "message_id": message.id,
                 "channel": message.channel,
                 "purpose": message.purpose,
-                "state": values["state"],
+                "state": state,
                 "attempt": message.attempts,
                 "reason": values["last_error"],
             },
         )
-        return str(values["state"])
+        return state
 
     async def _deliver(self, message: ClaimedMessage) -> str:
         return await self.record(message, await self._send(message))
@@ -272,15 +284,32 @@ class MessageWorker:
                 break
         return total
 
+    async def _accepted_by(self, message_id: str, deadline: float) -> bool:
+        """Whether the message was accepted (by whoever sent it) before ``deadline``."""
+        loop = asyncio.get_running_loop()
+        while True:
+            async with self.db.read() as conn:
+                state = (
+                    await conn.execute(
+                        select(_messages.c.state).where(_messages.c.id == message_id)
+                    )
+                ).scalar()
+            if state in ACCEPTED:
+                return True
+            if state not in WAITING or loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+
     async def send_now(self, message_id: str, *, timeout: float) -> bool:
         """Try one message at once; True when its provider accepted it within ``timeout``.
 
         When the try takes longer it goes on in the background of this process; if the
         process dies, the lease passes and the worker sends the message.
         """
+        deadline = asyncio.get_running_loop().time() + timeout
         claimed = await self.claim(only=message_id)
-        if not claimed:
-            return False
+        if not claimed:  # a worker took it first (or it waits behind an earlier message)
+            return await self._accepted_by(message_id, deadline)
         task = asyncio.ensure_future(self._deliver(claimed[0]))
         self._background.add(task)
         task.add_done_callback(self._background.discard)

@@ -47,9 +47,13 @@ async def latest_for_recipient(conn: AsyncConnection, recipient_ref: str) -> Row
     return (await conn.execute(query)).mappings().first()
 
 
-async def for_referral(conn: AsyncConnection, referral_id: str) -> RowMapping | None:
+async def for_referral(
+    conn: AsyncConnection, referral_id: str, *, lock: bool = True
+) -> RowMapping | None:
+    """The referral's conversation, locked on PostgreSQL unless ``lock`` is False (lock the
+    referral first: the order every writer keeps)."""
     query = select(_conversations).where(_conversations.c.referral_id == referral_id)
-    if conn.dialect.name == "postgresql":
+    if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     return (await conn.execute(query)).mappings().first()
 
@@ -107,17 +111,17 @@ async def save_turn(
     )
 
 
-async def due_for_nudge(conn: AsyncConnection, *, now: datetime, limit: int) -> list[RowMapping]:
+async def due_for_nudge(conn: AsyncConnection, *, now: datetime, limit: int) -> list[str]:
+    """Referrals whose patient's silence needs an action now (read, not locked: the caller
+    locks each referral, then its conversation, and checks again)."""
     c = _conversations
     query = (
-        select(c)
+        select(c.c.referral_id)
         .where(c.c.nudge_at <= now, c.c.closed_at.is_(None))
         .order_by(c.c.nudge_at)
         .limit(limit)
     )
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    return list((await conn.execute(query)).mappings().all())
+    return [str(referral_id) for referral_id in (await conn.execute(query)).scalars()]
 
 
 async def nudged(

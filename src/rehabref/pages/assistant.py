@@ -32,7 +32,7 @@ from rehabref.intake.service import (
     read_assistant_token,
     session_with_referral,
 )
-from rehabref.referrals.transitions import lock_referral
+from rehabref.referrals import store
 from rehabref.services import Services, services_of
 from rehabref.workflows.conversation import web_answer, web_state
 
@@ -178,7 +178,8 @@ async def assistant_page(request: Request[Any, Any, Any], token: str) -> Templat
     if isinstance(row, Template):
         return row
     async with services.db.read() as conn:
-        referral = await lock_referral(conn, row.referral_id)
+        # Plain reads, no row locks: link-preview bots must not queue up behind writers.
+        referral = await store.unscoped_get_referral(conn, referral_id=row.referral_id)
         if referral is None or referral.status in _TERMINAL:
             return _gone()
         state, ctx = await web_state(conn, referral=referral)

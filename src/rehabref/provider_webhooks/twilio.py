@@ -30,6 +30,9 @@ async def _signed_form(request: ApiRequest, services: Services) -> list[tuple[st
     token = services.settings.twilio_auth_token
     if token is None:
         raise ApiError(404, "not_found", "Twilio is not configured on this server.")
+    signature = request.headers.get("x-twilio-signature")
+    if not signature:  # refused before the body is even read
+        raise ApiError(401, "unauthenticated", "The X-Twilio-Signature header is missing.")
     raw = await request.body()
     try:
         form = parse_qsl(raw.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
@@ -37,7 +40,7 @@ async def _signed_form(request: ApiRequest, services: Services) -> list[tuple[st
         raise ApiError(400, "malformed_request", "The body is not form-encoded text.") from None
     query = request.scope.get("query_string", b"").decode("latin-1")
     url = services.settings.base_url + request.scope["path"] + (f"?{query}" if query else "")
-    if not twilio_signature_valid(token, url, form, request.headers.get("x-twilio-signature")):
+    if not twilio_signature_valid(token, url, form, signature):
         raise ApiError(401, "unauthenticated", "The X-Twilio-Signature signature is not valid.")
     return form
 

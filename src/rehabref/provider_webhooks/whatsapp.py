@@ -44,9 +44,10 @@ async def receive_events(request: ApiRequest) -> Response[bytes]:
         raise ApiError(401, "unauthenticated", "The X-Hub-Signature-256 signature is not valid.")
     try:
         payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise ApiError(400, "malformed_request", "The body is not JSON.") from None
-    items = parse_webhook(payload) if isinstance(payload, dict) else []
+    number = services.settings.whatsapp_phone_number_id
+    items = parse_webhook(payload, phone_number_id=number) if isinstance(payload, dict) else []
     async with services.db.write() as conn:
         new = await receive(
             conn, items, channel="whatsapp", fallback=services.messages.fallback, now=utcnow()

@@ -60,6 +60,8 @@ class InboundMessage(Base):
     sender_ref: Mapped[str] = mapped_column(String(16), index=True)
     text: Mapped[str | None] = mapped_column(Text, nullable=True)
     choice_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # The provider id of our message this one replies to, when the provider says.
+    context_id: Mapped[str | None] = mapped_column(String(120), nullable=True)
     referral_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -77,3 +79,5 @@ class MessageOptOut(Base):
     channel: Mapped[str] = mapped_column(String(16))
     opted_out_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     opted_in_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Every STOP and START: [{"action", "channel", "at"}], oldest first.
+    history: Mapped[list[dict[str, str]]] = mapped_column(JSON)

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels import opt_outs
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
-from rehabref.channels.outbox import enqueue, recipient_ref
+from rehabref.channels.outbox import enqueue, recipient_ref, referral_of_message
 from rehabref.channels.worker import OPT_OUT_ACK
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
@@ -141,8 +141,11 @@ async def _keyword(
 ) -> str | None:
     """STOP / START for the sender's number; the referral it concerned, if any."""
     ref, channel, sender = inbound["sender_ref"], inbound["channel"], inbound["sender"]
-    conversation = await conversations.open_for_recipient(conn, ref)
-    referral_id = conversation["referral_id"] if conversation is not None else None
+    # The number's latest referral, locked before the messages (the order every writer
+    # keeps: referral, then its messages).
+    latest = await conversations.latest_for_recipient(conn, ref)
+    referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
+    referral_id = referral.id if referral is not None else None
     if word == "stop":
         if await opt_outs.opt_out(conn, recipient_ref=ref, channel=channel, now=now):
             await _reply(
@@ -154,10 +157,8 @@ async def _keyword(
                 referral_id=referral_id,
                 now=now,
             )
-            if referral_id is not None:
-                referral = await lock_referral(conn, referral_id)
-                if referral is not None and referral.status not in ENDED:
-                    await open_task_once(conn, referral=referral, purpose="opted_out", now=now)
+            if referral is not None and referral.status not in ENDED:
+                await open_task_once(conn, referral=referral, purpose="opted_out", now=now)
     elif await opt_outs.opt_in(conn, recipient_ref=ref, channel=channel, now=now):
         await _reply(
             conn,
@@ -171,6 +172,25 @@ async def _keyword(
     return referral_id
 
 
+async def _conversation_of(
+    conn: AsyncConnection, inbound: Mapping[Any, Any]
+) -> Mapping[Any, Any] | None:
+    """The open conversation a message belongs to: the one of our message it answers (a
+    tapped button, or a WhatsApp reply, says which), else the newest with that number (a
+    shared family phone with two open referrals is told apart by the former)."""
+    if inbound["context_id"]:
+        referral_id = await referral_of_message(conn, inbound["context_id"])
+        if referral_id is not None:
+            found = await conversations.for_referral(conn, referral_id, lock=False)
+            if (
+                found is not None
+                and found["closed_at"] is None
+                and found["recipient_ref"] == inbound["sender_ref"]
+            ):
+                return found
+    return await conversations.open_for_recipient(conn, inbound["sender_ref"])
+
+
 async def handle_inbound(
     conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
 ) -> None:
@@ -178,12 +198,13 @@ async def handle_inbound(
     inbound = await unprocessed(conn, str(payload["inbound_id"]))
     if inbound is None:
         return
-    word = opt_outs.keyword(inbound["text"]) if inbound["choice_id"] is None else None
+    typed = inbound["choice_id"] is None
+    word = opt_outs.keyword(inbound["text"], channel=inbound["channel"]) if typed else None
     if word is not None:
         referral_id = await _keyword(conn, word=word, inbound=inbound, now=now)
         await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
         return
-    found = await conversations.open_for_recipient(conn, inbound["sender_ref"])
+    found = await _conversation_of(conn, inbound)
     if found is None:
         await _after_intake(conn, inbound, now)
         return
@@ -240,10 +261,14 @@ async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:
     now = now or utcnow()
     async with db.write() as conn:
         due = await conversations.due_for_nudge(conn, now=now, limit=NUDGES_PER_ROUND)
-        for conversation in due:
-            referral = await lock_referral(conn, conversation["referral_id"])
+        for referral_id in due:
+            # The referral first, then its conversation: the order every writer keeps.
+            referral = await lock_referral(conn, referral_id)
+            conversation = await conversations.for_referral(conn, referral_id)
+            if conversation is None or conversation["closed_at"] is not None:
+                continue  # answered or closed meanwhile
             if referral is None or referral.status in ENDED:
-                await conversations.close(conn, referral_id=conversation["referral_id"], now=now)
+                await conversations.close(conn, referral_id=referral_id, now=now)
                 continue
             if conversation["reminded_at"] is None:
                 await _remind(conn, referral, conversation, now)
@@ -300,7 +325,7 @@ async def web_state(
     """Where the web page's patient stands (a fresh start when no conversation exists); reads
     only: showing the page changes nothing, since link previews fetch it too."""
     context = await context_of(conn, referral)
-    found = await conversations.for_referral(conn, referral.id)
+    found = await conversations.for_referral(conn, referral.id, lock=False)
     state = dialogue.State.from_json(found["state"]) if found else dialogue.start(context)
     return state, context
 

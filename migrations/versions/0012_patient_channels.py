@@ -83,7 +83,10 @@ def upgrade() -> None:
     with op.batch_alter_table("intake_conversations", schema=None) as batch_op:
         batch_op.create_index("ix_intake_conversations_nudge", ["nudge_at"], unique=False)
         batch_op.create_index(
-            "ix_intake_conversations_recipient", ["recipient_ref", "updated_at"], unique=False
+            "ix_intake_conversations_recipient",
+            ["recipient_ref", "updated_at"],
+            unique=False,
+            postgresql_where=sa.text("environment = 'live'"),
         )
 
     # The old rows record what the sandbox/console adapters were asked to send (no text, no
@@ -122,9 +125,21 @@ def upgrade() -> None:
         # The defaults only filled the old rows: a new row must say what it is.
         for name in ("environment", "channel", "recipient", "purpose", "content", "state"):
             batch_op.alter_column(name, server_default=None)
-        batch_op.create_index("ix_outbound_messages_due", ["state", "next_attempt_at"])
-        batch_op.create_index("ix_outbound_messages_provider_id", ["provider_message_id"])
-        batch_op.create_index("ix_outbound_messages_recipient", ["recipient_ref", "state", "id"])
+        batch_op.create_index(
+            "ix_outbound_messages_due",
+            ["state", "next_attempt_at"],
+            postgresql_where=sa.text("state IN ('pending', 'sending')"),
+        )
+        batch_op.create_index(
+            "ix_outbound_messages_provider_id",
+            ["provider_message_id"],
+            postgresql_where=sa.text("provider_message_id IS NOT NULL"),
+        )
+        batch_op.create_index(
+            "ix_outbound_messages_recipient",
+            ["recipient_ref", "state", "id"],
+            postgresql_where=sa.text("state IN ('pending', 'sending')"),
+        )
         batch_op.drop_column("template")
 
     # ### end Alembic commands ###

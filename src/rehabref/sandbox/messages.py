@@ -29,7 +29,7 @@ class SandboxChannel:
             **row,
             "state": "sent",
             "provider": self.name,
-            "provider_message_id": f"sandbox-{row['id']}",
+            "provider_message_id": None,  # no provider knows it
             "sent_at": now,
             "status_at": now,
         }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -16,9 +16,27 @@ class OutboundMessage(Base):
 
     __tablename__ = "outbound_messages"
     __table_args__ = (
-        Index("ix_outbound_messages_due", "state", "next_attempt_at"),
-        Index("ix_outbound_messages_recipient", "recipient_ref", "state", "id"),
-        Index("ix_outbound_messages_provider_id", "provider_message_id"),
+        # Only messages still owed are claimed and ordered, and only providers' ids are
+        # looked up: on PostgreSQL these indexes skip the rest (a sandbox message, recorded
+        # as sent when planned, costs a create no entry in them).
+        Index(
+            "ix_outbound_messages_due",
+            "state",
+            "next_attempt_at",
+            postgresql_where=text("state IN ('pending', 'sending')"),
+        ),
+        Index(
+            "ix_outbound_messages_recipient",
+            "recipient_ref",
+            "state",
+            "id",
+            postgresql_where=text("state IN ('pending', 'sending')"),
+        ),
+        Index(
+            "ix_outbound_messages_provider_id",
+            "provider_message_id",
+            postgresql_where=text("provider_message_id IS NOT NULL"),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)

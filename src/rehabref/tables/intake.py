@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -56,7 +56,13 @@ class IntakeConversation(Base):
 
     __tablename__ = "intake_conversations"
     __table_args__ = (
-        Index("ix_intake_conversations_recipient", "recipient_ref", "updated_at"),
+        # Patients' replies reach live conversations only.
+        Index(
+            "ix_intake_conversations_recipient",
+            "recipient_ref",
+            "updated_at",
+            postgresql_where=text("environment = 'live'"),
+        ),
         Index("ix_intake_conversations_nudge", "nudge_at"),
     )
 

@@ -315,3 +315,42 @@ def test_a_message_after_the_intake_reaches_a_coordinator(api, graph, partner, s
         count(sql, "SELECT count(*) FROM inbound_messages WHERE referral_id = :r", r=referral_id)
         == 1
     )
+
+
+def test_an_sms_stop_whose_confirmation_the_carrier_blocks_needs_one_task(
+    api, live_server, twilio, partner, sql
+):
+    phone = new_phone()
+    referral_id = create(
+        api,
+        partner,
+        "t1",
+        patient={"first_name": "Zainab", "phone": phone, "city": "Lagos"},
+        preferred_contact="sms",
+    )
+    wait_for(lambda: sms_to(twilio, phone), what="the first SMS")
+    # Twilio's own STOP handling: every later send to the number is refused with 21610.
+    twilio.behaviour = lambda request, _i: (
+        twilio_api.Answer(status=400, code=21610)
+        if request.form().get("To") == [phone]
+        else twilio_api.Answer()
+    )
+    try:
+        stop = {"MessageSid": "SM" + "c" * 32, "From": phone, "To": TWILIO_FROM, "Body": "CANCEL"}
+        assert post_twilio(api, live_server, "/webhooks/twilio/sms", stop).status_code == 200
+        wait_for(lambda: len(sms_to(twilio, phone)) == 2, what="the refused confirmation")
+        wait_for(
+            lambda: (
+                count(
+                    sql,
+                    "SELECT count(*) FROM outbound_messages WHERE referral_id = :r "
+                    "AND state = 'failed'",
+                    r=referral_id,
+                )
+                == 1
+            ),
+            what="the confirmation recorded as failed",
+        )
+    finally:
+        twilio.behaviour = lambda _r, _i: twilio_api.Answer()
+    assert tasks(sql, referral_id) == ["opted_out"]

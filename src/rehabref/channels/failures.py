@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import as_reply, from_json
-from rehabref.channels.outbox import enqueue
+from rehabref.channels.outbox import OPT_OUT_ACK, enqueue
 from rehabref.channels.policy import fallback_channel
 from rehabref.channels.providers import ChannelProviders
 
@@ -33,6 +33,10 @@ class Fallback:
         self, conn: AsyncConnection, message: Mapping[Any, Any], reason: str, now: datetime
     ) -> str | None:
         """Route a failed message on; the fallback message's id, if one was written."""
+        if message["purpose"] == OPT_OUT_ACK:
+            # The STOP itself already reached a coordinator (task ``opted_out``); a carrier
+            # that blocks our confirmation (Twilio 21610) has stopped the number too.
+            return None
         environment = str(message["environment"])
         following = fallback_channel(
             str(message["channel"]),

@@ -28,6 +28,8 @@ _messages = table(OutboundMessage)
 
 # Still owed to the patient: the worker will (try to) send these.
 WAITING = ("pending", "sending")
+# Sent even to a number that opted out: the one confirmation that it did.
+OPT_OUT_ACK = "optout.ack"
 
 
 def recipient_ref(address: str) -> str:

@@ -31,7 +31,7 @@ from sqlalchemy import and_, case, exists, or_, select, update
 
 from rehabref.channels.content import from_json
 from rehabref.channels.failures import Fallback
-from rehabref.channels.outbox import WAITING
+from rehabref.channels.outbox import OPT_OUT_ACK, WAITING
 from rehabref.channels.outcome import Accepted, Outcome, Refused, Retry
 from rehabref.channels.policy import next_attempt
 from rehabref.channels.providers import ChannelProviders
@@ -47,8 +47,6 @@ _opt_outs = table(MessageOptOut)
 ACCEPTED = frozenset({"sent", "delivered", "read"})
 # The longest one provider call may take (at most half the lease, so it never outlives it).
 MAX_SEND_SECONDS = 15.0
-# Sent even to a number that opted out: the one confirmation that it did.
-OPT_OUT_ACK = "optout.ack"
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels import opt_outs
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
-from rehabref.channels.outbox import enqueue, recipient_ref, referral_of_message
-from rehabref.channels.worker import OPT_OUT_ACK
+from rehabref.channels.outbox import OPT_OUT_ACK, enqueue, recipient_ref, referral_of_message
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.errors import ApiError

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import event, given, settings
@@ -23,7 +22,6 @@ from rehabref.intake.dialogue import (
     handover_notice,
     prompt,
     reminder,
-    reminder_due,
     start,
     step,
 )
@@ -99,25 +97,6 @@ def test_the_reminder_speaks_the_patients_language(language, opening, titles):
     assert message.text.startswith(opening)
     assert [c.id for c in message.quick_replies] == ["resume", "handover"]
     assert [c.title for c in message.quick_replies] == titles
-
-
-NOW = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
-
-
-@pytest.mark.parametrize(
-    ("state", "silent_for", "reminded", "due"),
-    [
-        (at("consent"), timedelta(hours=24), False, True),
-        (at("language"), timedelta(days=3), False, True),
-        (at("consent"), timedelta(hours=23, minutes=59), False, False),
-        (at("consent"), timedelta(hours=30), True, False),
-        (at("completed"), timedelta(days=2), False, False),
-        (at("handed_over"), timedelta(days=2), False, False),
-        (at("declined"), timedelta(days=2), False, False),
-    ],
-)
-def test_the_reminder_is_due_once_after_a_day_of_silence(state, silent_for, reminded, due):
-    assert reminder_due(state, last_activity_at=NOW - silent_for, reminded=reminded, now=NOW) is due
 
 
 def test_handover_notice_in_both_languages():

@@ -7,7 +7,7 @@ applies one answer and returns the new ``State``, the ``Reply`` messages to send
 outcome for the caller (``engaged``: record assistant.started; ``completed``;
 ``handover``: a coordinator calls; ``declined``). The engine speaks only in
 ``channels.content`` values, so it never knows the channel, and it is pure: no I/O, no
-clock (``reminder_due`` takes ``now``), nothing kept but what ``State.to_json`` returns.
+clock, nothing kept but what ``State.to_json`` returns.
 The values live in ``intake.conversation``, what is shown in ``intake.prompts``, the words
 in ``intake.phrases`` and the reading of typed text in ``intake.answers``. A patient who
 cannot make themselves understood three times in a row, or who asks for a person, is
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import cast
 
 from rehabref.channels.content import Reply
@@ -61,13 +61,13 @@ __all__ = [
     "handover_notice",
     "prompt",
     "reminder",
-    "reminder_due",
     "start",
     "step",
 ]
 
 Parsed = str | tuple[str, ...]
 
+# Silence after which the one reminder goes out (``workflows/conversation.py`` acts on it).
 REMINDER_AFTER = timedelta(hours=24)
 
 # Where an understood answer leads, unless BRANCHES says otherwise.
@@ -247,10 +247,3 @@ def step(state: State, ctx: Context, answer: Answer) -> Turn:
     branch = BRANCHES.get((state.step, parsed)) if isinstance(parsed, str) else None
     target, phrase = branch or (NEXT_STEP[state.step], None)
     return _enter(kept, ctx, target, phrase, engaged)
-
-
-def reminder_due(
-    state: State, *, last_activity_at: datetime, reminded: bool, now: datetime
-) -> bool:
-    """Whether to send the reminder: once, after a day of silence, while still unfinished."""
-    return state.step not in TERMINAL and not reminded and now - last_activity_at >= REMINDER_AFTER

@@ -41,7 +41,7 @@ from rehabref.workflows.moves import ENDED
 
 _partners = table(Partner)
 
-REMIND_AFTER = timedelta(hours=24)
+REMIND_AFTER = dialogue.REMINDER_AFTER
 HAND_OVER_AFTER = timedelta(hours=72)
 NUDGES_PER_ROUND = 50
 

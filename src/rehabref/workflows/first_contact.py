@@ -13,7 +13,7 @@ reach a provider: their message is recorded as sent by the sandbox when it is pl
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, insert, select
@@ -35,9 +35,6 @@ _messages = table(OutboundMessage)
 _conversations = table(IntakeConversation)
 _partners = table(Partner)
 
-# A conversation nobody answered is nudged after this long (then handed over: see
-# ``workflows/conversation.py``).
-FIRST_NUDGE = timedelta(hours=24)
 
 CHANNEL_OF: dict[str, Channel] = {"messaging": "whatsapp", "sms": "sms", "email": "email"}
 
@@ -119,7 +116,7 @@ def plan_first_contact(
         "engaged_at": None,
         "last_inbound_at": None,
         "reminded_at": None,
-        "nudge_at": now + FIRST_NUDGE,
+        "nudge_at": now + dialogue.REMINDER_AFTER,  # silence nudged: conversation.py
         "closed_at": None,
         "created_at": now,
         "updated_at": now,

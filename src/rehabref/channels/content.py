@@ -60,11 +60,21 @@ class Template:
 Content = Reply | Template
 
 
+# Where choices are written out (SMS, a WhatsApp list too long to show), they are answered
+# by number.
+NUMBER_HINT = "Reply with a number."
+
+
+def numbered(choices: tuple[Choice, ...]) -> list[str]:
+    """``1. Home visit``, one line per choice."""
+    return [f"{n}. {choice.title}" for n, choice in enumerate(choices, start=1)]
+
+
 def plain_text(content: Content) -> str:
-    """The message as a person reads it (timeline, SMS fallback)."""
+    """The message as a person reads it (timeline, SMS fallback, an e-mail's text part)."""
     lines = [content.text]
     if isinstance(content, Reply):
-        lines += [f"{n}. {choice.title}" for n, choice in enumerate(content.choices, start=1)]
+        lines += numbered(content.choices)
     else:
         lines += [f"[{choice.title}]" for choice in content.quick_replies]
     if content.link:

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aiosmtplib
 
-from rehabref.channels.content import Channel, Content, Reply, as_reply
+from rehabref.channels.content import Channel, Content, Reply, as_reply, plain_text
 from rehabref.channels.outcome import Accepted, Outcome, Refused, Retry
 
 
@@ -57,11 +57,7 @@ def parse_smtp_url(url: str) -> SmtpServer:
 
 
 def text_part(reply: Reply) -> str:
-    lines = [reply.text]
-    lines += [f"{n}. {choice.title}" for n, choice in enumerate(reply.choices, start=1)]
-    if reply.link:
-        lines.append(reply.link)
-    return "\n".join(lines) + "\n"
+    return plain_text(reply) + "\n"
 
 
 def html_part(reply: Reply) -> str:

@@ -14,14 +14,12 @@ from typing import Any
 
 import httpx
 
-from rehabref.channels.content import Channel, Content, Reply, as_reply
+from rehabref.channels.content import NUMBER_HINT, Channel, Content, Reply, as_reply, numbered
 from rehabref.channels.inbound import DeliveryStatus, InboundMessage, StatusUpdate
 from rehabref.channels.outcome import Accepted, Outcome, Refused, Retry
 from rehabref.channels.retry_after import retry_after
 
 PROVIDER = "twilio"
-NUMBER_HINT = "Reply with a number."
-
 # Twilio error codes that clear on their own (a 400 that is not about this message).
 TEMPORARY: dict[int, str] = {
     20429: "too many requests",
@@ -55,8 +53,7 @@ def sms_body(reply: Reply) -> str:
     """Text, numbered choices with the hint, then the link on its own line."""
     lines = [reply.text]
     if reply.choices:
-        lines += [f"{n}. {choice.title}" for n, choice in enumerate(reply.choices, start=1)]
-        lines.append(NUMBER_HINT)
+        lines += [*numbered(reply.choices), NUMBER_HINT]
     if reply.link:
         lines.append(reply.link)
     return "\n".join(lines)

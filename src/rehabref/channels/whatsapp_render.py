@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rehabref.channels.content import Choice, Content, Reply, Template
+from rehabref.channels.content import NUMBER_HINT, Choice, Content, Reply, Template, numbered
 
 BUTTON_TITLE_MAX = 20
 LIST_ROW_TITLE_MAX = 24
@@ -25,7 +25,6 @@ INTERACTIVE_BODY_MAX = 1024
 TEXT_BODY_MAX = 4096
 MAX_BUTTONS = 3
 MAX_LIST_ROWS = 10
-NUMBER_HINT = "Reply with a number."
 
 
 def clip(text: str, limit: int) -> str:
@@ -121,8 +120,5 @@ def _row(choice: Choice) -> dict[str, Any]:
 
 def _numbered(reply: Reply) -> str:
     """More choices than a list holds: written out, answered by number (as on SMS)."""
-    lines = [reply.text]
-    lines += [f"{n}. {choice.title}" for n, choice in enumerate(reply.choices, start=1)]
-    lines.append(NUMBER_HINT)
-    text = "\n".join(lines)
+    text = "\n".join([reply.text, *numbered(reply.choices), NUMBER_HINT])
     return _with_link(text, reply.link, TEXT_BODY_MAX)

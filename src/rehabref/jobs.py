@@ -98,8 +98,12 @@ async def enqueue(
     payload: dict[str, Any],
     due_at: datetime,
     referral_id: str | None = None,
+    now: datetime | None = None,
 ) -> str:
-    row = job_row(kind=kind, payload=payload, due_at=due_at, now=utcnow(), referral_id=referral_id)
+    """Write a pending job in the caller's transaction; its id."""
+    row = job_row(
+        kind=kind, payload=payload, due_at=due_at, now=now or utcnow(), referral_id=referral_id
+    )
     await conn.execute(insert(_jobs), row)
     return str(row["id"])
 

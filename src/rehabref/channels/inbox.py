@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import RowMapping, insert, select, update
+from sqlalchemy import RowMapping, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.failures import Fallback
@@ -20,14 +20,12 @@ from rehabref.channels.outbox import recipient_ref
 from rehabref.channels.policy import status_after
 from rehabref.db import insert_ignoring_duplicates, table
 from rehabref.ids import new_id
-from rehabref.jobs import job_row
+from rehabref.jobs import enqueue as enqueue_job
 from rehabref.tables.channels import InboundMessage as InboundRow
 from rehabref.tables.channels import OutboundMessage
-from rehabref.tables.jobs import ScheduledJob
 
 _inbound = table(InboundRow)
 _messages = table(OutboundMessage)
-_jobs = table(ScheduledJob)
 
 
 async def record_inbound(
@@ -128,8 +126,7 @@ async def receive(
         inbound_id = await record_inbound(conn, item, channel=channel, now=now)
         if inbound_id is not None:
             new += 1
-            await conn.execute(
-                insert(_jobs),
-                job_row(kind=INBOUND_JOB, payload={"inbound_id": inbound_id}, due_at=now, now=now),
+            await enqueue_job(
+                conn, kind=INBOUND_JOB, payload={"inbound_id": inbound_id}, due_at=now, now=now
             )
     return new

@@ -14,20 +14,15 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Channel, Template
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc, iso
-from rehabref.db import table
 from rehabref.intake import conversation_store as conversations
-from rehabref.jobs import job_row
+from rehabref.jobs import enqueue as enqueue_job
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import lock_referral
-from rehabref.tables.jobs import ScheduledJob
-
-_jobs = table(ScheduledJob)
 
 REMINDER_JOB = "appointment.reminder"
 REMIND_BEFORE = timedelta(hours=24)
@@ -126,15 +121,13 @@ async def appointment_booked(conn: AsyncConnection, referral: ReferralRow, now: 
         return
     remind_at = as_utc(scheduled_at) - REMIND_BEFORE
     if remind_at > now:
-        await conn.execute(
-            insert(_jobs),
-            job_row(
-                kind=REMINDER_JOB,
-                payload={"referral_id": referral.id, "scheduled_at": iso(scheduled_at)},
-                due_at=remind_at,
-                now=now,
-                referral_id=referral.id,
-            ),
+        await enqueue_job(
+            conn,
+            kind=REMINDER_JOB,
+            payload={"referral_id": referral.id, "scheduled_at": iso(scheduled_at)},
+            due_at=remind_at,
+            referral_id=referral.id,
+            now=now,
         )
 
 

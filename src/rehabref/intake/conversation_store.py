@@ -20,31 +20,17 @@ from rehabref.tables.intake import IntakeConversation
 _conversations = table(IntakeConversation)
 
 
-async def open_for_recipient(conn: AsyncConnection, recipient_ref: str) -> RowMapping | None:
-    """The newest open live conversation with this number (a reply from it belongs there)."""
+async def for_recipient(
+    conn: AsyncConnection, recipient_ref: str, *, open_only: bool
+) -> RowMapping | None:
+    """The newest live conversation with this number: an open one (a reply belongs there),
+    or with ``open_only`` False any (a message after the intake still belongs to that
+    referral)."""
     c = _conversations
-    query = (
-        select(c)
-        .where(
-            c.c.recipient_ref == recipient_ref, c.c.environment == "live", c.c.closed_at.is_(None)
-        )
-        .order_by(c.c.updated_at.desc())
-        .limit(1)
-    )
-    return (await conn.execute(query)).mappings().first()
-
-
-async def latest_for_recipient(conn: AsyncConnection, recipient_ref: str) -> RowMapping | None:
-    """The newest live conversation with this number, open or not (a message after the
-    intake still belongs to that referral)."""
-    c = _conversations
-    query = (
-        select(c)
-        .where(c.c.recipient_ref == recipient_ref, c.c.environment == "live")
-        .order_by(c.c.updated_at.desc())
-        .limit(1)
-    )
-    return (await conn.execute(query)).mappings().first()
+    query = select(c).where(c.c.recipient_ref == recipient_ref, c.c.environment == "live")
+    if open_only:
+        query = query.where(c.c.closed_at.is_(None))
+    return (await conn.execute(query.order_by(c.c.updated_at.desc()).limit(1))).mappings().first()
 
 
 async def for_referral(

@@ -35,6 +35,7 @@ from rehabref.intake.service import (
 from rehabref.referrals import store
 from rehabref.services import Services, services_of
 from rehabref.workflows.conversation import web_answer, web_state
+from rehabref.workflows.moves import ENDED
 
 PRIVATE_PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -47,7 +48,6 @@ PRIVATE_PAGE_HEADERS = {
         "frame-ancestors 'none'; base-uri 'none'"
     ),
 }
-_TERMINAL = frozenset({"closed", "cancelled"})
 TEXT_MAX = 200
 CHOICES_MAX = 8  # more ids than any step shows is not an answer from this page
 
@@ -104,7 +104,7 @@ async def _session(services: Services, token: str) -> Any:
         not fresh
         or as_utc(row.expires_at) <= utcnow()
         or row.completed_at is not None
-        or row.status in _TERMINAL
+        or row.status in ENDED
     ):
         return _gone()
     return row
@@ -180,7 +180,7 @@ async def assistant_page(request: Request[Any, Any, Any], token: str) -> Templat
     async with services.db.read() as conn:
         # Plain reads, no row locks: link-preview bots must not queue up behind writers.
         referral = await store.unscoped_get_referral(conn, referral_id=row.referral_id)
-        if referral is None or referral.status in _TERMINAL:
+        if referral is None or referral.status in ENDED:
             return _gone()
         state, ctx = await web_state(conn, referral=referral)
     if state.step == "completed":  # done on another channel: the link is used up

@@ -16,13 +16,14 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.channels.content import Channel, Template
+from rehabref.channels.content import Template
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc, iso
 from rehabref.intake import conversation_store as conversations
 from rehabref.jobs import enqueue as enqueue_job
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import lock_referral
+from rehabref.workflows.first_contact import patient_address
 
 REMINDER_JOB = "appointment.reminder"
 REMIND_BEFORE = timedelta(hours=24)
@@ -85,11 +86,11 @@ async def _send(
     kind: str,
     now: datetime,
 ) -> bool:
-    channel: Channel = conversation["channel"]
-    to = referral.patient_email if channel == "email" else referral.patient_phone
+    reached = patient_address(referral, conversation["channel"])
     scheduled_at = referral.appointment_scheduled_at
-    if to is None or scheduled_at is None or channel not in ("whatsapp", "sms", "email"):
+    if reached is None or scheduled_at is None:
         return False
+    channel, to = reached
     language = str((conversation["state"] or {}).get("language", "en"))
     content = appointment_template(
         kind,

@@ -35,7 +35,7 @@ from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.partners import Partner
-from rehabref.workflows.first_contact import dialogue_context
+from rehabref.workflows.first_contact import dialogue_context, patient_address
 from rehabref.workflows.intake import intake_completed, patient_engaged
 from rehabref.workflows.moves import ENDED
 
@@ -142,7 +142,7 @@ async def _keyword(
     ref, channel, sender = inbound["sender_ref"], inbound["channel"], inbound["sender"]
     # The number's latest referral, locked before the messages (the order every writer
     # keeps: referral, then its messages).
-    latest = await conversations.latest_for_recipient(conn, ref)
+    latest = await conversations.for_recipient(conn, ref, open_only=False)
     referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
     referral_id = referral.id if referral is not None else None
     if word == "stop":
@@ -187,7 +187,7 @@ async def _conversation_of(
                 and found["recipient_ref"] == inbound["sender_ref"]
             ):
                 return found
-    return await conversations.open_for_recipient(conn, inbound["sender_ref"])
+    return await conversations.for_recipient(conn, inbound["sender_ref"], open_only=True)
 
 
 async def handle_inbound(
@@ -247,7 +247,7 @@ async def handle_inbound(
 async def _after_intake(conn: AsyncConnection, inbound: Mapping[Any, Any], now: datetime) -> None:
     """A message from a patient whose intake is over (e.g. HELP to change a booked visit): a
     coordinator reads it on the referral's timeline. From an unknown number: kept, no more."""
-    latest = await conversations.latest_for_recipient(conn, inbound["sender_ref"])
+    latest = await conversations.for_recipient(conn, inbound["sender_ref"], open_only=False)
     referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
     if referral is not None and referral.status not in ENDED:
         await open_task_once(conn, referral=referral, purpose="patient_message", now=now)
@@ -289,10 +289,10 @@ async def _remind(
     conversation: Mapping[Any, Any],
     now: datetime,
 ) -> None:
-    channel: Channel = conversation["channel"]
-    to = referral.patient_email if channel == "email" else referral.patient_phone
-    if to is None or channel not in ("whatsapp", "sms", "email"):
+    reached = patient_address(referral, conversation["channel"])
+    if reached is None:
         return
+    channel, to = reached
     state = dialogue.State.from_json(conversation["state"])
     # Outside WhatsApp's 24-hour window only an approved template may be sent.
     reminder = dialogue.reminder(await context_of(conn, referral), state)

@@ -19,12 +19,13 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.channels.content import Channel, Content, Reply, Template
+from rehabref.channels.content import CHANNELS, Channel, Content, Reply, Template
 from rehabref.channels.outbox import message_row, recipient_ref
 from rehabref.channels.providers import ChannelProviders
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.intake import dialogue
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import contact_task
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.channels import OutboundMessage
@@ -37,6 +38,15 @@ _partners = table(Partner)
 
 
 CHANNEL_OF: dict[str, Channel] = {"messaging": "whatsapp", "sms": "sms", "email": "email"}
+
+
+def patient_address(referral: ReferralRow, channel: str) -> tuple[Channel, str] | None:
+    """Where a message on ``channel`` reaches the patient: the channel and the e-mail address
+    or phone on file; None for a web-only conversation or when nothing is on file."""
+    if channel not in CHANNELS:
+        return None
+    address = referral.patient_email if channel == "email" else referral.patient_phone
+    return (channel, address) if address else None
 
 
 @dataclass(frozen=True)
@@ -143,8 +153,8 @@ async def send_assistant_link(
     if referral is None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
     preferred = referral.preferred_contact or "messaging"
-    address = referral.patient_email if preferred == "email" else referral.patient_phone
-    if address is None or not channels.reachable(referral.environment, CHANNEL_OF[preferred]):
+    reached = patient_address(referral, CHANNEL_OF[preferred])
+    if reached is None or not channels.reachable(referral.environment, reached[0]):
         raise ApiError(
             409,
             "invalid_transition",
@@ -159,7 +169,7 @@ async def send_assistant_link(
         partner_id=referral.partner_id,
         environment=referral.environment,
         preferred_contact=preferred,
-        address=address,
+        address=reached[1],
         context=dialogue_context(
             first_name=referral.patient_first_name,
             referrer=referrer,

@@ -14,13 +14,11 @@ import hashlib
 import hmac
 import json
 import secrets
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.provider_stand_in import RecordedRequest, RecordingServer, Response
 from tests.support.server import free_port
 
 VERSION = "v21.0"
@@ -35,16 +33,7 @@ TEMPLATES = {
 ENVELOPE_TYPES = {"text", "interactive", "template"}
 
 
-@dataclass
-class GraphRequest:
-    path: str
-    authorization: str
-    content_type: str
-    raw: bytes
-    at: float
-
-    def json(self) -> dict[str, Any]:
-        return dict(json.loads(self.raw))
+GraphRequest = RecordedRequest
 
 
 @dataclass(frozen=True)
@@ -108,11 +97,10 @@ class GraphApi:
     base_path: str = f"/{VERSION}"
     behaviour: Behaviour = succeed
     port: int = field(default_factory=free_port)
-    requests: list[GraphRequest] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: RecordingServer | None = None
 
     @property
     def api_base(self) -> str:
@@ -148,73 +136,36 @@ class GraphApi:
             return template_problem(body["template"])
         return None
 
+    def respond(self, request: RecordedRequest, index: int) -> Response:
+        problem = self.check(request)
+        if problem is not None:
+            status = 401 if "OAuth" in problem else 400
+            code = 190 if status == 401 else 132000 if "132000" in problem else 100
+            return Response(status, json.dumps(graph_error(code, problem)).encode(), {})
+        answer = self.behaviour(request, index)
+        headers = {"Retry-After": answer.retry_after} if answer.retry_after else {}
+        if answer.raw_body is not None:
+            payload = answer.raw_body
+        elif answer.status == 200:
+            to = request.json()["to"]
+            payload = json.dumps(
+                {
+                    "messaging_product": "whatsapp",
+                    "contacts": [{"input": to, "wa_id": to}],
+                    "messages": [{"id": "wamid." + secrets.token_urlsafe(24)}],
+                }
+            ).encode()
+        else:
+            payload = json.dumps(graph_error(answer.code or 1)).encode()
+        return Response(answer.status, payload, headers, delay=answer.delay)
+
     def start(self) -> GraphApi:
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                request = GraphRequest(
-                    path=self.path,
-                    authorization=self.headers.get("Authorization", ""),
-                    content_type=self.headers.get("Content-Type", ""),
-                    raw=self.rfile.read(length),
-                    at=time.time(),
-                )
-                with api._lock:
-                    index = len(api.requests)
-                    api.requests.append(request)
-                problem = api.check(request)
-                if problem is not None:
-                    status = 401 if "OAuth" in problem else 400
-                    code = 190 if status == 401 else 132000 if "132000" in problem else 100
-                    self.answer(status, json.dumps(graph_error(code, problem)).encode(), {})
-                    return
-                answer = api.behaviour(request, index)
-                if answer.delay:
-                    time.sleep(answer.delay)
-                headers = {"Retry-After": answer.retry_after} if answer.retry_after else {}
-                if answer.raw_body is not None:
-                    payload = answer.raw_body
-                elif answer.status == 200:
-                    to = request.json()["to"]
-                    payload = json.dumps(
-                        {
-                            "messaging_product": "whatsapp",
-                            "contacts": [{"input": to, "wa_id": to}],
-                            "messages": [{"id": "wamid." + secrets.token_urlsafe(24)}],
-                        }
-                    ).encode()
-                else:
-                    payload = json.dumps(graph_error(answer.code or 1)).encode()
-                self.answer(answer.status, payload, headers)
-
-            def answer(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
-                try:
-                    self.send_response(status)
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:
-                    return  # the client gave up (a timeout test)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+        self._server = RecordingServer(self.port, self.requests, self.respond)
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
 
 

@@ -12,27 +12,14 @@ import hashlib
 import hmac
 import json
 import secrets
-import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
 
+from tests.support.provider_stand_in import RecordedRequest, RecordingServer, Response
 from tests.support.server import free_port
 
-
-@dataclass
-class TwilioRequest:
-    path: str
-    authorization: str
-    content_type: str
-    raw: bytes
-    at: float
-
-    def form(self) -> dict[str, list[str]]:
-        return parse_qs(self.raw.decode(), keep_blank_values=True)
+TwilioRequest = RecordedRequest
 
 
 @dataclass(frozen=True)
@@ -65,11 +52,10 @@ class TwilioApi:
     auth_token: str = "twilio-test-token"
     behaviour: Behaviour = field(default=lambda _r, _i: Answer())
     port: int = field(default_factory=free_port)
-    requests: list[TwilioRequest] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: RecordingServer | None = None
 
     @property
     def api_base(self) -> str:
@@ -89,76 +75,38 @@ class TwilioApi:
             return 400, 21602
         return None
 
+    def respond(self, request: RecordedRequest, index: int) -> Response:
+        rejected = self.check(request)
+        if rejected is not None:
+            return Response(rejected[0], json.dumps(twilio_error(*rejected)).encode(), {})
+        answer = self.behaviour(request, index)
+        headers = {"Retry-After": answer.retry_after} if answer.retry_after else {}
+        if answer.status == 201:
+            form = request.form()
+            sid = "SM" + secrets.token_hex(16)
+            body = {
+                "sid": sid,
+                "account_sid": self.account_sid,
+                "to": form["To"][0],
+                "from": form["From"][0],
+                "body": form["Body"][0],
+                "status": "queued",
+                "num_segments": "1",
+                "direction": "outbound-api",
+                "api_version": "2010-04-01",
+                "uri": f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}.json",
+            }
+        else:
+            body = twilio_error(answer.status, answer.code or 20500)
+        return Response(answer.status, json.dumps(body).encode(), headers, delay=answer.delay)
+
     def start(self) -> TwilioApi:
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                request = TwilioRequest(
-                    path=self.path,
-                    authorization=self.headers.get("Authorization", ""),
-                    content_type=self.headers.get("Content-Type", ""),
-                    raw=self.rfile.read(length),
-                    at=time.time(),
-                )
-                with api._lock:
-                    index = len(api.requests)
-                    api.requests.append(request)
-                rejected = api.check(request)
-                if rejected is not None:
-                    self.answer(rejected[0], twilio_error(*rejected), {})
-                    return
-                answer = api.behaviour(request, index)
-                if answer.delay:
-                    time.sleep(answer.delay)
-                headers = {"Retry-After": answer.retry_after} if answer.retry_after else {}
-                if answer.status == 201:
-                    form = request.form()
-                    sid = "SM" + secrets.token_hex(16)
-                    body = {
-                        "sid": sid,
-                        "account_sid": api.account_sid,
-                        "to": form["To"][0],
-                        "from": form["From"][0],
-                        "body": form["Body"][0],
-                        "status": "queued",
-                        "num_segments": "1",
-                        "direction": "outbound-api",
-                        "api_version": "2010-04-01",
-                        "uri": f"/2010-04-01/Accounts/{api.account_sid}/Messages/{sid}.json",
-                    }
-                else:
-                    body = twilio_error(answer.status, answer.code or 20500)
-                self.answer(answer.status, body, headers)
-
-            def answer(self, status: int, body: dict[str, Any], headers: dict[str, str]) -> None:
-                payload = json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:
-                    return
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True).start()
+        self._server = RecordingServer(self.port, self.requests, self.respond)
         return self
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._server.stop()
             self._server = None
 
 

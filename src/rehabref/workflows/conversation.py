@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels import opt_outs
@@ -26,7 +25,7 @@ from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
 from rehabref.channels.outbox import OPT_OUT_ACK, enqueue, recipient_ref, referral_of_message
 from rehabref.clock import utcnow
-from rehabref.db import Database, table
+from rehabref.db import Database
 from rehabref.errors import ApiError
 from rehabref.intake import conversation_store as conversations
 from rehabref.intake import dialogue
@@ -34,12 +33,9 @@ from rehabref.matching.roster import RosterSources
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
-from rehabref.tables.partners import Partner
-from rehabref.workflows.first_contact import dialogue_context, patient_address
+from rehabref.workflows.first_contact import context_of, patient_address
 from rehabref.workflows.intake import intake_completed, patient_engaged
 from rehabref.workflows.moves import ENDED
-
-_partners = table(Partner)
 
 REMIND_AFTER = dialogue.REMINDER_AFTER
 HAND_OVER_AFTER = timedelta(hours=72)
@@ -53,19 +49,6 @@ OPTED_OUT = Reply(
     "Reply START to get messages again."
 )
 OPTED_IN = Reply("You will get messages from rehabref again.")
-
-
-async def context_of(conn: AsyncConnection, referral: ReferralRow) -> dialogue.Context:
-    referrer = (
-        await conn.execute(select(_partners.c.name).where(_partners.c.id == referral.partner_id))
-    ).scalar_one()
-    return dialogue_context(
-        first_name=referral.patient_first_name,
-        referrer=str(referrer),
-        care_mode=referral.care_mode,
-        area=referral.patient_area,
-        city=referral.patient_city,
-    )
 
 
 async def apply_turn(

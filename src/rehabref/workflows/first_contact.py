@@ -40,6 +40,20 @@ _partners = table(Partner)
 CHANNEL_OF: dict[str, Channel] = {"messaging": "whatsapp", "sms": "sms", "email": "email"}
 
 
+async def context_of(conn: AsyncConnection, referral: ReferralRow) -> dialogue.Context:
+    """What the assistant knows of a stored referral (the referrer's name is the partner's)."""
+    referrer = (
+        await conn.execute(select(_partners.c.name).where(_partners.c.id == referral.partner_id))
+    ).scalar_one()
+    return dialogue_context(
+        first_name=referral.patient_first_name,
+        referrer=str(referrer),
+        care_mode=referral.care_mode,
+        area=referral.patient_area,
+        city=referral.patient_city,
+    )
+
+
 def patient_address(referral: ReferralRow, channel: str) -> tuple[Channel, str] | None:
     """Where a message on ``channel`` reaches the patient: the channel and the e-mail address
     or phone on file; None for a web-only conversation or when nothing is on file."""
@@ -161,22 +175,13 @@ async def send_assistant_link(
             f"The patient cannot be reached by {preferred}: no address on file or no provider "
             "configured. Call them and book directly.",
         )
-    referrer = (
-        await conn.execute(select(_partners.c.name).where(_partners.c.id == referral.partner_id))
-    ).scalar_one()
     first = plan_first_contact(
         referral_id=referral.id,
         partner_id=referral.partner_id,
         environment=referral.environment,
         preferred_contact=preferred,
         address=reached[1],
-        context=dialogue_context(
-            first_name=referral.patient_first_name,
-            referrer=referrer,
-            care_mode=referral.care_mode,
-            area=referral.patient_area,
-            city=referral.patient_city,
-        ),
+        context=await context_of(conn, referral),
         link=link,
         channels=channels,
         now=now,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -13,6 +14,7 @@ from sqlalchemy.engine import Engine
 
 from rehabref.app import JSON_ROUTES
 from tests.conftest import auth
+from tests.links.hosted import create_link
 from tests.shapeg.bodies import g_referral
 from tests.support.api import created, error_of
 from tests.support.care import insert_referral, physio_body
@@ -230,3 +232,23 @@ def test_accented_and_non_latin_names_are_still_accepted(
     patient = {"first_name": "Adéọlá", "phone": "+2348031234567", "city": "Ìbàdàn"}
     body = created(client, partner["keys"]["sk_test"], patient=patient)
     assert body["referral_id"]
+
+
+# A multipart form whose one field is not UTF-8 (Litestar's parser raised on it: a 500).
+MULTIPART = b'--x\r\nContent-Disposition: form-data; name="text"\r\n\r\ncaf\xe9 \xff\r\n--x--\r\n'
+
+
+def test_html_forms_that_are_not_utf8_are_a_400(
+    client: httpx.Client, partner: dict[str, Any]
+) -> None:
+    key = partner["keys"]["sk_test"]
+    assistant = urlsplit(created(client, key)["assistant_session_url"]).path
+    link = urlsplit(create_link(client, key)["url"]).path
+    for path in ("/console/login", assistant, link):
+        response = client.post(
+            path,
+            content=MULTIPART,
+            headers={"Content-Type": "multipart/form-data; boundary=x"},
+        )
+        assert response.status_code == 400, (path, response.text)
+        assert response.json()["error"]["code"] == "malformed_request"

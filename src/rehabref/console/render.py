@@ -14,6 +14,7 @@ from rehabref.clock import as_utc
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
 from rehabref.pages import form_tokens
+from rehabref.pages.forms import posted_form
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -104,7 +105,7 @@ async def guarded_form(request: Request[Any, Any, Any]) -> Posted | Template | R
     signed = await signed_in(request)
     if signed is None:
         return to_login()
-    form = await request.form()
+    form = await posted_form(request)
     if not signed.csrf_ok(form.get(form_tokens.FIELD)):
         return refused(signed)
     return Posted(signed=signed, form=form)

@@ -33,6 +33,7 @@ from rehabref.intake.service import (
     read_assistant_token,
     session_with_referral,
 )
+from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals import store
 from rehabref.services import Services, services_of
@@ -240,7 +241,7 @@ async def answer_question(request: Request[Any, Any, Any], token: str) -> Templa
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in {"application/x-www-form-urlencoded", "multipart/form-data"}:
         return message_page("Something went wrong", "Please go back and send the form again.", 400)
-    form = await request.form()
+    form = await posted_form(request)
     sent_token = str(form.get("form_token") or "")
     expected = form_token(services.box, row.id).encode()
     if not hmac.compare_digest(sent_token.encode("utf-8", "replace"), expected):

@@ -40,7 +40,7 @@ class Location(BaseModel):
 class SessionSchedule(BaseModel):
     model_config = _strict
 
-    scheduled_at: BookableUtc
+    scheduled_at: BookableUtc = Field(description="ISO 8601 UTC, at most two years ahead.")
     modality: Modality
     session_type: fields.text(80) = "treatment"  # type: ignore[valid-type]
     physio_id: str | None = Field(

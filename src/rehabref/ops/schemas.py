@@ -27,7 +27,10 @@ Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
 class AppointmentIn(BaseModel):
     model_config = _strict
 
-    scheduled_at: BookableUtc = Field(examples=["2026-11-25T09:00:00Z"])
+    scheduled_at: BookableUtc = Field(
+        examples=["2026-11-25T09:00:00Z"],
+        description="ISO 8601 UTC, at most two years ahead.",
+    )
     care_mode: Literal["remote", "face_to_face"]
 
     def when(self) -> datetime:

@@ -14,6 +14,7 @@ from sqlalchemy.engine import Engine
 
 from rehabref.app import JSON_ROUTES
 from tests.conftest import auth
+from tests.console.operators import csrf, make_operator, sign_in
 from tests.links.hosted import create_link
 from tests.shapeg.bodies import g_referral
 from tests.support.api import created, error_of
@@ -252,3 +253,28 @@ def test_html_forms_that_are_not_utf8_are_a_400(
         )
         assert response.status_code == 400, (path, response.text)
         assert response.json()["error"]["code"] == "malformed_request"
+
+
+def test_console_forms_refuse_far_dates_and_invisible_characters(
+    server: Any, client: httpx.Client, partner: dict[str, Any], database_url: str
+) -> None:
+    rid = created(client, partner["keys"]["sk_test"])["referral_id"]
+    with httpx.Client(base_url=server.base_url, timeout=30) as console:
+        assert sign_in(console, make_operator(database_url)["token"]).status_code == 303
+
+        def post(path: str, **data: str) -> httpx.Response:
+            token = csrf(console.get(f"/console/referrals/{rid}"))
+            return console.post(path, data={"csrf_token": token, **data}, follow_redirects=False)
+
+        transition = f"/console/referrals/{rid}/transition"
+        three_years = (datetime.now(UTC) + timedelta(days=3 * 365)).strftime("%Y-%m-%dT%H:%M")
+        for when in ("9999-12-31T10:00", "2100-01-01T10:00", three_years):
+            booked = post(transition, to="booked", scheduled_at=when, care_mode="remote")
+            assert booked.status_code == 422 and "two years ahead" in booked.text, when
+        sessions = f"/console/referrals/{rid}/sessions"
+        far = post(sessions, scheduled_at="9999-12-31T08:00", modality="remote")
+        assert far.status_code == 422 and "2000 to 2099" in far.text
+        ahead = post(sessions, scheduled_at=three_years, modality="remote")
+        assert ahead.status_code == 422 and "two years ahead" in ahead.text
+        hidden = post(transition, to="cancelled", reason="Patient \u202eyawa devom")
+        assert hidden.status_code == 422 and "Invisible" in hidden.text

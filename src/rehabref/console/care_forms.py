@@ -41,6 +41,14 @@ def _time(form: Any, name: str, *, default_now: bool) -> datetime:
         raise _invalid("Enter a date and time (UTC) in the years 2000 to 2099.") from None
 
 
+def _booking(form: Any) -> datetime:
+    when = _time(form, "scheduled_at", default_now=False)
+    try:
+        return fields.bookable(when, now=utcnow())
+    except ValueError as exc:
+        raise _invalid(str(exc)) from None
+
+
 def _number(form: Any, name: str) -> float | None:
     raw = str(form.get(name) or "").strip()
     if not raw:
@@ -84,7 +92,7 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Templat
             await care.schedule_session(
                 conn,
                 referral_id=referral_id,
-                scheduled_at=_time(form, "scheduled_at", default_now=False),
+                scheduled_at=_booking(form),
                 modality=modality,
                 session_type=form_text(form, "session_type", 80) or "treatment",
                 actor=signed.operator.actor,

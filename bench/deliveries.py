@@ -211,7 +211,7 @@ def main() -> None:
             env = {
                 **os.environ,
                 "REHABREF_DATABASE_URL": url,
-                "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
+                "REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS": "true",
                 "REHABREF_LOG_LEVEL": "WARNING",
             }
             log = work / "workers.log"

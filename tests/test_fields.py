@@ -156,3 +156,43 @@ def test_every_regions_example_number_is_accepted_in_e164_only():
             if text != e164:
                 with pytest.raises(ValueError):
                     fields.e164(text)
+
+
+@pytest.mark.parametrize("value", ["2000-01-01T00:00:00Z", "2099-12-31T23:59:59Z"])
+def test_timestamps_at_the_ends_of_the_accepted_years_pass(value):
+    assert fields.utc_timestamp_any(value).tzinfo is UTC
+
+
+@pytest.mark.parametrize(
+    "value", ["1999-12-31T23:59:59Z", "2100-01-01T00:00:00Z", "9999-12-31T23:59:59Z"]
+)
+def test_timestamps_outside_the_accepted_years_are_refused(value):
+    with pytest.raises(ValueError, match="2000 to 2099"):
+        fields.utc_timestamp_any(value)
+
+
+def test_calendar_dates_are_bounded_and_checked():
+    assert fields.calendar_date("2099-12-31").year == 2099
+    with pytest.raises(ValueError, match="2000 to 2099"):
+        fields.calendar_date("9999-12-31")
+    for bad in ("2026-02-30", "2026-1-31", "tomorrow", "2026-01-31T00:00"):
+        with pytest.raises(ValueError, match="Use a date"):
+            fields.calendar_date(bad)
+
+
+def test_bookings_reach_at_most_the_horizon():
+    now = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+    assert fields.bookable(now + fields.BOOKING_HORIZON, now=now)
+    with pytest.raises(ValueError, match="two years"):
+        fields.bookable(now + fields.BOOKING_HORIZON + timedelta(seconds=1), now=now)
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200b", "\u200d", "\ufeff", "\u00ad"])
+def test_plain_text_refuses_format_characters(char):
+    with pytest.raises(ValueError, match="Invisible"):
+        fields.plain_text(f"Ama{char}ka")
+
+
+def test_plain_text_keeps_combining_marks_and_other_scripts():
+    for text in ("Adéọlá", "Ìbàdàn", "Ngozi Ọkọnkwọ", "أحمد", "Chukwuemeka 🙂"):
+        assert fields.plain_text(text) == text

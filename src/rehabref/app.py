@@ -12,7 +12,7 @@ from litestar.exceptions import HTTPException
 from litestar.template.config import TemplateConfig
 from litestar.types import ASGIApp
 
-from rehabref import health, wiring
+from rehabref import health, transport_security, wiring
 from rehabref.api import care as care_endpoints
 from rehabref.api import eligibility as eligibility_endpoints
 from rehabref.api import events as event_endpoints
@@ -148,7 +148,8 @@ def build_asgi_app(settings: Settings, *, run_worker: bool) -> ASGIApp:
     """The app a server process serves (``serving.AppFactory`` calls it)."""
     configure_logging(settings.log_level)
     app = RequestContextMiddleware(
-        serve_json_routes(create_app(settings, run_worker=run_worker), settings)
+        serve_json_routes(create_app(settings, run_worker=run_worker), settings),
+        transport_security.response_headers(settings.public_base_url),
     )
     # Long-lived start-up objects (routes, models, compiled schemas) need never be scanned
     # again: freezing them and collecting the young generation less often removed most of

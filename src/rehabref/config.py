@@ -27,7 +27,9 @@ class Settings:
     public_base_url: str = ""
     redis_url: str | None = None
     rate_limit: str = "100/second"
-    allow_private_webhook_targets: bool = False
+    # Webhook targets on loopback (local development); every other non-public address stays
+    # refused (events/targets.py).
+    allow_loopback_webhook_targets: bool = False
     webhook_retry_base_seconds: float = 5.0
     secret_key: str | None = None
     log_level: str = "INFO"
@@ -86,6 +88,7 @@ class ConfigError(ValueError):
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 DATABASE_SCHEMES = ("sqlite", "postgresql", "postgres")
 MESSAGING_ADAPTERS = ("sandbox", "console")
+REMOVED_PRIVATE_TARGETS_FLAG = "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS"
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -151,6 +154,14 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             f"REHABREF_PUBLIC_BASE_URL: {public_base_url!r} must be an absolute http(s) address "
             "with a host and no query, e.g. https://refer.example.com"
         )
+    if source.get(REMOVED_PRIVATE_TARGETS_FLAG):
+        # It admitted every private and link-local address (cloud metadata included); an
+        # operator relying on it must choose the loopback-only flag knowingly.
+        raise ConfigError(
+            f"{REMOVED_PRIVATE_TARGETS_FLAG} was removed: it opened private and metadata "
+            "addresses. For local development use REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS=true "
+            "(loopback only), and unset the old variable."
+        )
     redis_url = url("REHABREF_REDIS_URL", "", ("redis", "rediss", "unix"), secret=True) or None
     try:
         trusted_proxies = parse_trusted_proxies(text("REHABREF_TRUSTED_PROXIES", ""))
@@ -163,7 +174,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         public_base_url=public_base_url,
         redis_url=redis_url,
         rate_limit=limit("REHABREF_RATE_LIMIT", "100/second"),
-        allow_private_webhook_targets=_flag(source.get("REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS")),
+        allow_loopback_webhook_targets=_flag(source.get("REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS")),
         webhook_retry_base_seconds=number("REHABREF_WEBHOOK_RETRY_BASE_SECONDS", 5, float, 0),
         secret_key=source.get("REHABREF_SECRET_KEY") or None,
         log_level=choice("REHABREF_LOG_LEVEL", "INFO", LOG_LEVELS),

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+import unicodedata
+from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any
 
 import msgspec
@@ -16,6 +17,12 @@ _EMAIL = re.compile(
     r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~\-]+@[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?)+$"
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+# Accepted years for every date and timestamp (docs/security.md).
+EARLIEST_YEAR = 2000
+LATEST_YEAR = 2099
+DATE_RANGE_MESSAGE = f"Dates must fall in the years {EARLIEST_YEAR} to {LATEST_YEAR}."
+BOOKING_HORIZON = timedelta(days=731)
 
 METADATA_MAX_BYTES = 4096
 METADATA_MAX_KEYS = 50
@@ -59,22 +66,19 @@ def email(value: str) -> str:
 
 
 def plain_text(value: str) -> str:
+    """Text a person reads (names, diagnoses, notes): no control characters, and no invisible
+    formatting characters (Unicode category Cf: bidirectional overrides and isolates,
+    zero-width characters, BOM), which can reorder or hide what a coordinator reads."""
     if _CONTROL.search(value):
         raise ValueError("Control characters are not allowed.")
+    if not value.isascii() and any(unicodedata.category(char) == "Cf" for char in value):
+        raise ValueError("Invisible or direction-changing characters are not allowed.")
     return value
-
-
-# Invisible characters (zero-width, bidirectional overrides, BOM): two references that look
-# the same must be the same, and none may reorder what a coordinator reads.
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 def reference(value: str) -> str:
     """A partner's own identifier (external_ref, partner_reference)."""
-    plain_text(value)
-    if _INVISIBLE.search(value):
-        raise ValueError("Invisible or direction-changing characters are not allowed.")
-    return value
+    return plain_text(value)
 
 
 Reference = Annotated[
@@ -102,7 +106,35 @@ def utc_timestamp_any(value: str) -> datetime:
         raise ValueError("Use an ISO 8601 UTC timestamp, e.g. 2026-01-31T09:30:00Z.") from exc
     if parsed.tzinfo is None or parsed.utcoffset() != timedelta(0):
         raise ValueError("The timestamp must be in UTC (end it with Z).")
-    return parsed.astimezone(UTC)
+    return in_date_range(parsed.astimezone(UTC))
+
+
+def in_date_range(value: datetime) -> datetime:
+    """Dates outside the years 2000 to 2099 are typing mistakes or probes; refusing them also
+    keeps date arithmetic (a day's end, a reminder's time) from overflowing."""
+    if not EARLIEST_YEAR <= value.year <= LATEST_YEAR:
+        raise ValueError(DATE_RANGE_MESSAGE)
+    return value
+
+
+def calendar_date(value: str) -> date:
+    """``YYYY-MM-DD`` within the accepted years."""
+    try:
+        day = date.fromisoformat(value) if len(value) == 10 else None
+    except ValueError:
+        day = None
+    if day is None:
+        raise ValueError("Use a date like 2026-01-31.")
+    if not EARLIEST_YEAR <= day.year <= LATEST_YEAR:
+        raise ValueError(DATE_RANGE_MESSAGE)
+    return day
+
+
+def bookable(when: datetime, *, now: datetime) -> datetime:
+    """An appointment or session time: at most ``BOOKING_HORIZON`` ahead of ``now``."""
+    if when > now + BOOKING_HORIZON:
+        raise ValueError("Appointments can be booked at most two years ahead.")
+    return when
 
 
 def utc_timestamp_text(value: str) -> str:

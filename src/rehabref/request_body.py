@@ -37,6 +37,8 @@ async def json_object(request: ApiRequest) -> dict[str, Any]:
         body = msgspec.json.decode(raw)
     except msgspec.DecodeError:
         raise ApiError(400, "malformed_request", "The request body is not valid JSON.") from None
+    except UnicodeDecodeError:  # msgspec raises this, not DecodeError, for bad UTF-8 in strings
+        raise ApiError(400, "malformed_request", "The request body is not valid UTF-8.") from None
     except RecursionError:  # msgspec gives up on very deep nesting (e.g. 100k brackets)
         raise ApiError(400, "malformed_request", "The request body is nested too deeply.") from None
     if not isinstance(body, dict):

@@ -1,4 +1,5 @@
-"""Outermost ASGI layer: request id, access log line, and log context for each request."""
+"""Outermost ASGI layer: request id, access log line, and log context for each request, and
+the headers every response carries."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import itertools
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from litestar import Response
@@ -21,8 +23,10 @@ _VALID_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+        """``headers``: added to every response (``transport_security.response_headers``)."""
         self.app = app
+        self.headers = tuple(headers)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
@@ -37,6 +41,7 @@ class RequestContextMiddleware:
         started = time.perf_counter()
         status_holder = [500]
         header = (b"x-request-id", request_id.encode())
+        always = self.headers
 
         api_path = scope["path"].startswith(("/api/", "/v1/"))
 
@@ -45,6 +50,7 @@ class RequestContextMiddleware:
                 status_holder[0] = message["status"]
                 headers = list(message.get("headers", []))
                 headers.append(header)
+                headers.extend(always)
                 for name, value in state.get("rate_limit_headers", {}).items():
                     headers.append((name.lower().encode(), value.encode()))
                 # API answers carry patient and commercial data: no shared or browser caching.

@@ -121,7 +121,7 @@ def delivery_transport(db: Database, config: WorkerConfig) -> DeliveryTransport:
     """Live deliveries: the real HTTP sender. Sandbox deliveries: the same sender, with the
     three copies of test phone 5 (replay / webhook failure) for that phone's referrals."""
     http = HttpTransport.create(
-        allow_private=config.allow_private_targets, concurrency=config.concurrency
+        allow_loopback=config.allow_loopback_targets, concurrency=config.concurrency
     )
     return ByEnvironment(live=http, test=PhoneFiveReplay(db, http))
 

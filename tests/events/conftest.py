@@ -23,7 +23,7 @@ class WorkerProcess:
         self.env = {
             **isolated_environ(),
             "REHABREF_DATABASE_URL": database_url,
-            "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
+            "REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS": "true",
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
             "REHABREF_WEBHOOK_RETRY_BASE_SECONDS": "0.3",
             **env,

@@ -54,7 +54,7 @@ def raw_server(answer: Answer) -> Iterator[str]:
 
 def send(url: str, *, timeout: float = 5.0) -> httpx.Response:
     async def attempt() -> httpx.Response:
-        async with make_client(allow_private=True) as client:
+        async with make_client(allow_loopback=True) as client:
             response = await client.post(url, content=BODY, timeout=timeout)
             await response.aread()
             return response
@@ -66,7 +66,7 @@ def test_an_answer_comes_back_with_status_headers_and_body():
     receiver = Receiver(behaviour=lambda _r, _i: (418, {"Retry-After": "7"}, 0.0)).start()
 
     async def attempt() -> list[object]:
-        async with make_client(allow_private=True) as client:
+        async with make_client(allow_loopback=True) as client:
             return [await post(client, receiver.url, b"{}", {}) for _ in range(3)]
 
     try:

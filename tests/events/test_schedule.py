@@ -80,7 +80,7 @@ def _worker(db: Database, clock: FakeClock, rng: float = 0.5, **config: Any) -> 
     return DeliveryWorker(
         db,
         SecretBox(TEST_SECRET_KEY),
-        WorkerConfig(retry_base_seconds=5, allow_private_targets=True, **config),
+        WorkerConfig(retry_base_seconds=5, allow_loopback_targets=True, **config),
         clock=clock,
         rng=lambda: rng,
     )

@@ -75,7 +75,7 @@ def test_url_rules(url, environment):
 
 def test_resolution_is_checked():
     async def check(url: str) -> str | None:
-        return await check_target(url, environment="test", allow_private=False)
+        return await check_target(url, environment="test", allow_loopback=False)
 
     assert asyncio.run(check("http://localhost:8080/hook")) is not None
     assert asyncio.run(check("http://[::1]/hook")) is not None
@@ -83,7 +83,7 @@ def test_resolution_is_checked():
     assert asyncio.run(check("http://no-such-host.invalid/hook")) is not None
     assert asyncio.run(check("http://127.0.0.1/hook")) is not None
     assert asyncio.run(check("http://8.8.8.8/hook")) is None
-    flag_on = check_target("http://127.0.0.1/h", environment="test", allow_private=True)
+    flag_on = check_target("http://127.0.0.1/h", environment="test", allow_loopback=True)
     assert asyncio.run(flag_on) is None
 
 
@@ -94,8 +94,8 @@ def test_the_delivery_client_refuses_private_addresses_at_connect_time():
     by_name = receiver.url.replace("127.0.0.1", "localhost")
 
     async def attempt() -> tuple[list[object], object]:
-        guarded = make_client(allow_private=False)
-        allowed = make_client(allow_private=True)
+        guarded = make_client(allow_loopback=False)
+        allowed = make_client(allow_loopback=True)
         try:
             refused = [await post(guarded, url, b"{}", {}) for url in (receiver.url, by_name)]
             sent = await post(allowed, receiver.url, b"{}", {})
@@ -120,7 +120,7 @@ def test_redirects_are_not_followed():
     redirecting = Receiver(behaviour=lambda _r, _i: (302, {"Location": target.url}, 0.0)).start()
 
     async def attempt() -> object:
-        client = make_client(allow_private=True)
+        client = make_client(allow_loopback=True)
         try:
             return await post(client, redirecting.url, b"{}", {})
         finally:
@@ -140,7 +140,7 @@ def strict_server(database_url, tmp_path_factory):
     server = ServerProcess(
         database_url,
         tmp_path_factory.mktemp("strict") / "server.log",
-        REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS="false",
+        REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS="false",
     ).start("--no-worker")
     yield server
     server.stop()

@@ -76,7 +76,7 @@ def _send_once(db_url: str, partner_id: str, environment: str, referral_id: str,
 
     async def work() -> tuple[Any, list[Any]]:
         db = Database(db_url)
-        config = WorkerConfig(retry_base_seconds=5, allow_private_targets=True)
+        config = WorkerConfig(retry_base_seconds=5, allow_loopback_targets=True)
         worker = DeliveryWorker(
             db, SecretBox(TEST_SECRET_KEY), config, transport=delivery_transport(db, config)
         )

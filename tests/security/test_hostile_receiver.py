@@ -127,7 +127,7 @@ def test_hostile_answer_is_recorded_and_others_still_delivered(
         worker = DeliveryWorker(
             db,
             SecretBox(TEST_SECRET_KEY),
-            WorkerConfig(retry_base_seconds=5, allow_private_targets=True),
+            WorkerConfig(retry_base_seconds=5, allow_loopback_targets=True),
             clock=lambda: T0,
             rng=lambda: 0.5,
         )

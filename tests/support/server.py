@@ -43,7 +43,7 @@ class ServerProcess:
             "REHABREF_FORM_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_PAGE_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_PDF_RATE_LIMIT_IP": "100000/minute",
-            "REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS": "true",
+            "REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS": "true",
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
             **env,
         }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar import Response
@@ -40,9 +40,10 @@ def _bound(raw: str | None, name: str, *, end: bool, problems: dict[str, str]) -
         return None
     if len(raw) == 10:
         try:
-            day = date.fromisoformat(raw)
-        except ValueError:
-            problems[name] = _BOUND_FORMAT
+            day = fields.calendar_date(raw)
+        except ValueError as exc:
+            text = str(exc)
+            problems[name] = _BOUND_FORMAT if text.startswith("Use a date") else text
             return None
         start = datetime(day.year, day.month, day.day, tzinfo=UTC)
         return (start + timedelta(days=1), False) if end else (start, True)

@@ -47,7 +47,7 @@ async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
     problem = await check_target(
         payload.url,
         environment=principal.environment,
-        allow_private=services.settings.allow_private_webhook_targets,
+        allow_loopback=services.settings.allow_loopback_webhook_targets,
     )
     if problem is not None:
         raise ApiError(

@@ -38,7 +38,7 @@ def _context(services: Services) -> created_g.GContext:
         base_url=settings.base_url,
         assistant_ttl_seconds=settings.assistant_session_ttl_seconds,
         channels=services.channels,
-        allow_private_targets=settings.allow_private_webhook_targets,
+        allow_loopback_targets=settings.allow_loopback_webhook_targets,
     )
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, StringConstraints
 
 from rehabref import fields
+from rehabref.clock import utcnow
 
 Modality = Literal["home_visit", "in_clinic", "remote"]
 SessionStatus = Literal["scheduled", "in_progress", "completed", "cancelled"]
@@ -16,12 +17,12 @@ Longitude = Annotated[float, Field(ge=-180, le=180, allow_inf_nan=False)]
 PainScore = Annotated[int, Field(ge=0, le=10, strict=True)]
 
 
-def _utc_text(value: str) -> str:
-    fields.utc_timestamp_any(value)
+def _bookable(value: str) -> str:
+    fields.bookable(fields.utc_timestamp_any(value), now=utcnow())
     return value
 
 
-AnyUtc = Annotated[str, StringConstraints(max_length=40), AfterValidator(_utc_text)]
+BookableUtc = Annotated[str, StringConstraints(max_length=40), AfterValidator(_bookable)]
 
 _strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -39,7 +40,7 @@ class Location(BaseModel):
 class SessionSchedule(BaseModel):
     model_config = _strict
 
-    scheduled_at: AnyUtc
+    scheduled_at: BookableUtc = Field(description="ISO 8601 UTC, at most two years ahead.")
     modality: Modality
     session_type: fields.text(80) = "treatment"  # type: ignore[valid-type]
     physio_id: str | None = Field(

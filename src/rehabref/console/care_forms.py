@@ -10,10 +10,11 @@ from litestar import Request, post
 from litestar.response import Redirect, Template
 from sqlalchemy import select
 
+from rehabref import fields
 from rehabref.care import sessions as care
 from rehabref.clock import utcnow
 from rehabref.console.referral_view import MODALITIES, render_referral
-from rehabref.console.render import Posted, guarded_form, page, see_other
+from rehabref.console.render import Posted, form_text, guarded_form, page, see_other
 from rehabref.console.session import Signed
 from rehabref.db import table
 from rehabref.errors import ApiError
@@ -34,9 +35,18 @@ def _time(form: Any, name: str, *, default_now: bool) -> datetime:
         return utcnow()
     try:
         value = datetime.fromisoformat(raw)
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+        return fields.in_date_range(value)
     except ValueError:
-        raise _invalid("Enter a date and time (UTC).") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+        raise _invalid("Enter a date and time (UTC) in the years 2000 to 2099.") from None
+
+
+def _booking(form: Any) -> datetime:
+    when = _time(form, "scheduled_at", default_now=False)
+    try:
+        return fields.bookable(when, now=utcnow())
+    except ValueError as exc:
+        raise _invalid(str(exc)) from None
 
 
 def _number(form: Any, name: str) -> float | None:
@@ -82,9 +92,9 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Templat
             await care.schedule_session(
                 conn,
                 referral_id=referral_id,
-                scheduled_at=_time(form, "scheduled_at", default_now=False),
+                scheduled_at=_booking(form),
                 modality=modality,
-                session_type=str(form.get("session_type") or "").strip()[:80] or "treatment",
+                session_type=form_text(form, "session_type", 80) or "treatment",
                 actor=signed.operator.actor,
                 physio_id=str(form.get("physio_id") or "") or None,
             )
@@ -137,7 +147,7 @@ async def session_action(
                     session_id=session_id,
                     pain_before=_pain(form, "pain_before"),
                     pain_after=_pain(form, "pain_after"),
-                    notes_summary=str(form.get("notes_summary") or "").strip()[:2000],
+                    notes_summary=form_text(form, "notes_summary", 2000),
                     check_out_at=_time(form, "at", default_now=True),
                     check_out_lat=_number(form, "lat"),
                     check_out_lng=_number(form, "lng"),
@@ -147,7 +157,7 @@ async def session_action(
                 await care.cancel_session(
                     conn,
                     session_id=session_id,
-                    reason=str(form.get("reason") or "").strip()[:500] or "cancelled",
+                    reason=form_text(form, "reason", 500) or "cancelled",
                     actor=actor,
                 )
     except ApiError as exc:

@@ -22,6 +22,7 @@ from rehabref.console.session import (
 )
 from rehabref.ops.auth import operator_by_token
 from rehabref.pages import form_tokens
+from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals.status import STATUSES
 from rehabref.scope import OperatorScope
@@ -67,7 +68,7 @@ async def login(request: Request[Any, Any, Any]) -> Template | Redirect:
         return _login_page(
             request, error=f"Too many attempts. Wait {wait} seconds and try again.", status=429
         )
-    form = await request.form()
+    form = await posted_form(request)
     valid_form = form_tokens.check(
         services.box,
         purpose="console-login",

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from rehabref.clock import utcnow
 from rehabref.console import queries
-from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
+from rehabref.console.render import Posted, form_text, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
@@ -82,8 +82,8 @@ async def complete(request: Request[Any, Any, Any], task_id: str) -> Template | 
     outcome = str(form.get("outcome") or "")
     if outcome not in dict(OUTCOMES):
         return await _task_error(signed, ApiError(422, message="Choose the outcome of the call."))
-    note = str(form.get("note") or "").strip()[:1000] or None
     try:
+        note = form_text(form, "note", 1000) or None
         async with services_of(request).db.write() as conn:
             await ops.complete_task(
                 conn,

@@ -9,8 +9,17 @@ from typing import Any
 from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
+from rehabref import fields
+from rehabref.clock import utcnow
 from rehabref.console.referral_view import render_referral
-from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
+from rehabref.console.render import (
+    Posted,
+    form_text,
+    guarded_form,
+    page,
+    see_other,
+    to_login,
+)
 from rehabref.console.session import signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
@@ -32,9 +41,14 @@ def _appointment(form: Any) -> AppointmentChange:
     raw = form.get("scheduled_at") or ""
     try:
         scheduled = datetime.fromisoformat(raw)
+        scheduled = scheduled.replace(tzinfo=UTC) if scheduled.tzinfo is None else scheduled
+        fields.bookable(fields.in_date_range(scheduled), now=utcnow())
     except ValueError:
-        raise ApiError(422, "validation_error", "Enter the appointment date and time.") from None
-    scheduled = scheduled.replace(tzinfo=UTC) if scheduled.tzinfo is None else scheduled
+        raise ApiError(
+            422,
+            "validation_error",
+            "Enter the appointment date and time, at most two years ahead.",
+        ) from None
     return AppointmentChange(scheduled_at=scheduled, care_mode=str(form.get("care_mode") or ""))
 
 
@@ -66,8 +80,8 @@ async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | 
         return posted
     signed, form = posted.signed, posted.form
     to = str(form.get("to") or "")
-    reason = str(form.get("reason") or "").strip()[:500] or None
     try:
+        reason = form_text(form, "reason", 500) or None
         appointment = _appointment(form) if to == "booked" else None
         payment = _payment(form) if to == "paid" else None
         async with services_of(request).db.write() as conn:

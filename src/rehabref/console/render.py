@@ -9,9 +9,12 @@ from typing import Any
 from litestar import Request
 from litestar.response import Redirect, Template
 
+from rehabref import fields
 from rehabref.clock import as_utc
 from rehabref.console.session import Signed, signed_in
+from rehabref.errors import ApiError
 from rehabref.pages import form_tokens
+from rehabref.pages.forms import posted_form
 
 HEADERS = {
     "Cache-Control": "no-store",
@@ -102,7 +105,17 @@ async def guarded_form(request: Request[Any, Any, Any]) -> Posted | Template | R
     signed = await signed_in(request)
     if signed is None:
         return to_login()
-    form = await request.form()
+    form = await posted_form(request)
     if not signed.csrf_ok(form.get(form_tokens.FIELD)):
         return refused(signed)
     return Posted(signed=signed, form=form)
+
+
+def form_text(form: Any, name: str, max_length: int) -> str:
+    """A typed form field, stripped and cut to ``max_length``; text the API would refuse
+    (control or invisible characters, ``fields.plain_text``) is a 422 naming the field."""
+    value = str(form.get(name) or "").strip()[:max_length]
+    try:
+        return fields.plain_text(value)
+    except ValueError as exc:
+        raise ApiError(422, "validation_error", str(exc), fields={name: str(exc)}) from None

@@ -35,7 +35,7 @@ class AttemptResult:
         return self.status_code is not None and 200 <= self.status_code < 300
 
 
-def make_client(*, allow_private: bool, max_connections: int = 100) -> httpx.AsyncClient:
+def make_client(*, allow_loopback: bool, max_connections: int = 100) -> httpx.AsyncClient:
     """A pooled client whose every new connection goes through the address check."""
     pool = httpcore.AsyncConnectionPool(
         ssl_context=httpx.create_ssl_context(),
@@ -43,7 +43,7 @@ def make_client(*, allow_private: bool, max_connections: int = 100) -> httpx.Asy
         max_keepalive_connections=max_connections,
         keepalive_expiry=KEEPALIVE_SECONDS,
         retries=0,
-        network_backend=GuardedBackend(httpcore.AnyIOBackend(), allow_private=allow_private),
+        network_backend=GuardedBackend(httpcore.AnyIOBackend(), allow_loopback=allow_loopback),
     )
     return httpx.AsyncClient(
         transport=PoolTransport(pool), timeout=TIMEOUT, follow_redirects=False, trust_env=False
@@ -119,11 +119,11 @@ class ClientLanes:
         self._next = 0
 
     @classmethod
-    def create(cls, *, allow_private: bool, concurrency: int, per_lane: int = 4) -> ClientLanes:
+    def create(cls, *, allow_loopback: bool, concurrency: int, per_lane: int = 4) -> ClientLanes:
         lanes = max(1, concurrency // per_lane)
         return cls(
             [
-                make_client(allow_private=allow_private, max_connections=per_lane)
+                make_client(allow_loopback=allow_loopback, max_connections=per_lane)
                 for _ in range(lanes)
             ]
         )

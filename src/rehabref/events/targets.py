@@ -1,12 +1,17 @@
 """Which webhook URLs the service may call (server-side request forgery protection).
 
 A target must be ``http``/``https`` (``https`` only for live endpoints) and its host must
-resolve only to public unicast addresses: loopback, private, link-local, shared (CGNAT
-100.64/10), multicast, reserved, unspecified, documentation and IPv4-mapped/translated IPv6
-forms of those are refused, unless ``REHABREF_ALLOW_PRIVATE_WEBHOOK_TARGETS=true``. The check
-runs at registration and again on every new connection the worker opens (``GuardedBackend``),
-so a DNS answer that changes after registration (rebinding) is still refused. Redirects are
-never followed.
+resolve only to public unicast addresses: loopback, private, link-local (with the cloud
+metadata address 169.254.169.254), shared (CGNAT 100.64/10), multicast, reserved, unspecified,
+documentation and IPv4-mapped/translated IPv6 forms of those are refused. The check runs at
+registration and again on every new connection the worker opens (``GuardedBackend``), so a
+DNS answer that changes after registration (rebinding) is still refused. Redirects are never
+followed.
+
+``REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS=true`` (local development) admits loopback only:
+127.0.0.0/8 and ::1, by address or by a name whose every answer is loopback. Everything else
+above stays refused with it, because a development machine in a cloud or office network
+still reaches metadata services and private hosts that a partner must not be able to probe.
 """
 
 from __future__ import annotations
@@ -52,8 +57,18 @@ class TargetRefused(Exception):
     """The URL or the address it resolves to may not be called."""
 
 
-def address_refusal(address: IPAddress) -> str | None:
-    """Why this address is not a public unicast address, or None when it is."""
+def is_loopback(address: IPAddress) -> bool:
+    """127.0.0.0/8 or ::1 exactly (mapped and translated forms are not loopback here)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return address == ipaddress.IPv6Address("::1")
+    return address.is_loopback
+
+
+def address_refusal(address: IPAddress, *, allow_loopback: bool = False) -> str | None:
+    """Why this address may not be called, or None when it may: a public unicast address,
+    or (with ``allow_loopback``) a loopback one."""
+    if allow_loopback and is_loopback(address):
+        return None
     if isinstance(address, ipaddress.IPv6Address):
         mapped = address.ipv4_mapped or address.sixtofour
         if mapped is not None:
@@ -125,18 +140,17 @@ async def resolve(host: str, port: int) -> list[IPAddress]:
     return addresses
 
 
-async def checked_addresses(host: str, port: int, *, allow_private: bool) -> list[IPAddress]:
-    """Resolve ``host``; refuse when any answer is not public (unless allowed)."""
+async def checked_addresses(host: str, port: int, *, allow_loopback: bool) -> list[IPAddress]:
+    """Resolve ``host``; refuse when any answer may not be called (``address_refusal``)."""
     addresses = await resolve(host, port)
-    if not allow_private:
-        for address in addresses:
-            reason = address_refusal(address)
-            if reason is not None:
-                raise TargetRefused(f"The host resolves to a {reason}, which is not allowed.")
+    for address in addresses:
+        reason = address_refusal(address, allow_loopback=allow_loopback)
+        if reason is not None:
+            raise TargetRefused(f"The host resolves to a {reason}, which is not allowed.")
     return addresses
 
 
-async def check_target(url: str, *, environment: str, allow_private: bool) -> str | None:
+async def check_target(url: str, *, environment: str, allow_loopback: bool) -> str | None:
     """Full registration check; returns a field error message or None."""
     problem = url_refusal(url, environment=environment)
     if problem is not None:
@@ -144,7 +158,7 @@ async def check_target(url: str, *, environment: str, allow_private: bool) -> st
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        await checked_addresses(parts.hostname or "", port, allow_private=allow_private)
+        await checked_addresses(parts.hostname or "", port, allow_loopback=allow_loopback)
     except TargetRefused as exc:
         return str(exc)
     return None
@@ -157,9 +171,9 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     ``start_tls``), so connecting by address does not weaken https.
     """
 
-    def __init__(self, inner: httpcore.AsyncNetworkBackend, *, allow_private: bool) -> None:
+    def __init__(self, inner: httpcore.AsyncNetworkBackend, *, allow_loopback: bool) -> None:
         self._inner = inner
-        self._allow_private = allow_private
+        self._allow_loopback = allow_loopback
 
     async def connect_tcp(
         self,
@@ -170,7 +184,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         socket_options: Any = None,
     ) -> httpcore.AsyncNetworkStream:
         try:
-            addresses = await checked_addresses(host, port, allow_private=self._allow_private)
+            addresses = await checked_addresses(host, port, allow_loopback=self._allow_loopback)
         except TargetRefused as exc:
             raise httpcore.ConnectError(f"target refused: {exc}") from exc
         last: Exception | None = None

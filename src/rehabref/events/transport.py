@@ -87,8 +87,8 @@ class HttpTransport:
         self._lanes = lanes
 
     @classmethod
-    def create(cls, *, allow_private: bool, concurrency: int) -> HttpTransport:
-        return cls(ClientLanes.create(allow_private=allow_private, concurrency=concurrency))
+    def create(cls, *, allow_loopback: bool, concurrency: int) -> HttpTransport:
+        return cls(ClientLanes.create(allow_loopback=allow_loopback, concurrency=concurrency))
 
     async def send(self, item: Outgoing, *, clock: Clock) -> Sent:
         attempted_at = clock()

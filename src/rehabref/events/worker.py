@@ -67,7 +67,7 @@ class Claimed:
 @dataclass(frozen=True)
 class WorkerConfig:
     retry_base_seconds: float = 5.0
-    allow_private_targets: bool = False
+    allow_loopback_targets: bool = False
     batch_size: int = 64
     # Sends in flight at once, over ``concurrency / 4`` small connection pools.
     concurrency: int = 32
@@ -97,7 +97,7 @@ class DeliveryWorker:
         self.rng = rng
         self.worker_id = new_id("wrk")[:40]
         self.transport: DeliveryTransport = transport or HttpTransport.create(
-            allow_private=config.allow_private_targets, concurrency=config.concurrency
+            allow_loopback=config.allow_loopback_targets, concurrency=config.concurrency
         )
         # A send never outlives its claim: the lease covers one whole send (else: released).
         self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
@@ -378,7 +378,7 @@ class WorkerHandle:
 def config_from(settings: Any) -> WorkerConfig:
     return WorkerConfig(
         retry_base_seconds=settings.webhook_retry_base_seconds,
-        allow_private_targets=settings.allow_private_webhook_targets,
+        allow_loopback_targets=settings.allow_loopback_webhook_targets,
         lease_seconds=settings.webhook_lease_seconds,
     )
 

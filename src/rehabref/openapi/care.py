@@ -73,8 +73,16 @@ PARTNER_OPERATIONS: tuple[Operation, ...] = (
                 {"type": "string", "enum": ["scheduled", "in_progress", "completed", "cancelled"]},
                 "Session status.",
             ),
-            query("from_date", _DATE, "ISO 8601 date or UTC timestamp; scheduled at or after."),
-            query("to_date", _DATE, "ISO 8601 date or UTC timestamp; scheduled at or before."),
+            query(
+                "from_date",
+                _DATE,
+                "ISO 8601 date or UTC timestamp in the years 2000 to 2099; scheduled at or after.",
+            ),
+            query(
+                "to_date",
+                _DATE,
+                "ISO 8601 date or UTC timestamp in the years 2000 to 2099; scheduled at or before.",
+            ),
         ],
         responses={
             200: ("The sessions.", SessionList, OK_HEADERS),

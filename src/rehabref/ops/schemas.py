@@ -8,25 +8,29 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
 from rehabref import fields
+from rehabref.clock import utcnow
 from rehabref.referrals.commission import MAX_AMOUNT_MINOR
 from rehabref.referrals.schemas_v1 import ReferralStatus
 
 _strict = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
-def _utc_any(value: str) -> str:
-    fields.utc_timestamp_any(value)
+def _bookable(value: str) -> str:
+    fields.bookable(fields.utc_timestamp_any(value), now=utcnow())
     return value
 
 
-UtcAny = Annotated[str, StringConstraints(max_length=40), AfterValidator(_utc_any)]
+BookableUtc = Annotated[str, StringConstraints(max_length=40), AfterValidator(_bookable)]
 Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
 
 
 class AppointmentIn(BaseModel):
     model_config = _strict
 
-    scheduled_at: UtcAny = Field(examples=["2026-11-25T09:00:00Z"])
+    scheduled_at: BookableUtc = Field(
+        examples=["2026-11-25T09:00:00Z"],
+        description="ISO 8601 UTC, at most two years ahead.",
+    )
     care_mode: Literal["remote", "face_to_face"]
 
     def when(self) -> datetime:

@@ -21,6 +21,7 @@ from typing import Any
 from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
+from rehabref.api_request import ApiRequest
 from rehabref.clock import as_utc, utcnow
 from rehabref.errors import ApiError
 from rehabref.fields import plain_text
@@ -32,6 +33,8 @@ from rehabref.intake.service import (
     read_assistant_token,
     session_with_referral,
 )
+from rehabref.pages.forms import posted_form
+from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals import store
 from rehabref.services import Services, services_of
 from rehabref.workflows.conversation import web_answer, web_state
@@ -68,12 +71,29 @@ OTHER_LANGUAGE = {"en": "lang:pcm", "pcm": "lang:en"}
 ENDING = {"handed_over": "handover", "declined": "declined"}
 
 
-def message_page(title: str, message: str, status: int) -> Template:
+def message_page(
+    title: str, message: str, status: int, headers: dict[str, str] | None = None
+) -> Template:
     return Template(
         template_name="message.html",
         context={"title": title, "message": message},
         status_code=status,
-        headers=PRIVATE_PAGE_HEADERS,
+        headers={**PRIVATE_PAGE_HEADERS, **(headers or {})},
+    )
+
+
+async def over_page_limit(request: ApiRequest) -> Template | None:
+    """Count a public page request against the per-IP page limit; the 429 page when over it
+    (guessing tokens or tracking codes costs a client its budget, not the database)."""
+    limits = limits_of(request)
+    wait = await limits.blocked(limits.page_per_ip, "page", client_ip(request))
+    if wait is None:
+        return None
+    return message_page(
+        "Please wait a moment",
+        "We received too many requests. Wait a minute and try again.",
+        429,
+        {"Retry-After": str(wait)},
     )
 
 
@@ -173,6 +193,9 @@ def _ending_page(state: dialogue.State, first_name: str) -> Template:
 @get("/a/{token:str}", include_in_schema=False)
 async def assistant_page(request: Request[Any, Any, Any], token: str) -> Template:
     """The current question. Reads only: a link preview changes nothing."""
+    limited = await over_page_limit(request)
+    if limited is not None:
+        return limited
     services = services_of(request)
     row = await _session(services, token)
     if isinstance(row, Template):
@@ -208,6 +231,9 @@ def _answer(form: Any) -> dialogue.Answer:
 @post("/a/{token:str}", include_in_schema=False, status_code=200)
 async def answer_question(request: Request[Any, Any, Any], token: str) -> Template | Redirect:
     """One answer: the dialogue moves on, then the next question (303) or the ending."""
+    limited = await over_page_limit(request)
+    if limited is not None:
+        return limited
     services = services_of(request)
     row = await _session(services, token)
     if isinstance(row, Template):
@@ -215,7 +241,7 @@ async def answer_question(request: Request[Any, Any, Any], token: str) -> Templa
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in {"application/x-www-form-urlencoded", "multipart/form-data"}:
         return message_page("Something went wrong", "Please go back and send the form again.", 400)
-    form = await request.form()
+    form = await posted_form(request)
     sent_token = str(form.get("form_token") or "")
     expected = form_token(services.box, row.id).encode()
     if not hmac.compare_digest(sent_token.encode("utf-8", "replace"), expected):

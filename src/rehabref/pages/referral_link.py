@@ -23,6 +23,7 @@ from rehabref.db import table
 from rehabref.links import service
 from rehabref.links.rows import PublicLinkRow
 from rehabref.pages import form_tokens
+from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.pages.referral_form import (
     CARE_MODES,
@@ -178,7 +179,7 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
     now = utcnow()
     if not service.link_is_open(link, now):
         return closed_page()
-    form = await request.form()
+    form = await posted_form(request)
     binding = request.cookies.get(COOKIE)
     nonce = form_tokens.check(
         services.box,

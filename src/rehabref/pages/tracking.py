@@ -2,7 +2,8 @@
 
 Shows the patient's first name and the referral's stage, nothing else: no surname, contact
 details, diagnosis, physiotherapist or session content. Unknown or malformed codes get the
-same safe 404 page. Pages are not cached or indexed and send no referrer.
+same safe 404 page. Pages are not cached or indexed and send no referrer. Views count against
+the per-IP page limit (REHABREF_PAGE_RATE_LIMIT_IP), so codes cannot be guessed at speed.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from litestar import Request, get
 from litestar.response import Template
 
-from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page
+from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page, over_page_limit
 from rehabref.referrals import store
 from rehabref.referrals.records_g import current_status, progress_of
 from rehabref.referrals.tracking import normalise_tracking_code
@@ -45,6 +46,9 @@ def steps_for(status: str) -> list[dict[str, str]]:
 
 @get("/track/{code:str}", include_in_schema=False)
 async def tracking_page(request: Request[Any, Any, Any], code: str) -> Template:
+    limited = await over_page_limit(request)
+    if limited is not None:
+        return limited
     normalised = normalise_tracking_code(code)
     if normalised is None:
         return _unknown()

@@ -37,7 +37,7 @@ async def trigger_webhook(request: PlainRequest) -> Response[bytes]:
     problem = await check_target(
         payload.target_url,
         environment="test",
-        allow_private=services.settings.allow_private_webhook_targets,
+        allow_loopback=services.settings.allow_loopback_webhook_targets,
     )
     if problem is not None:
         raise ApiError(

@@ -34,7 +34,7 @@ class GContext:
     base_url: str
     assistant_ttl_seconds: int
     channels: ChannelProviders
-    allow_private_targets: bool
+    allow_loopback_targets: bool
 
 
 async def check_request(
@@ -47,7 +47,7 @@ async def check_request(
         problem = await targets.check_target(
             request.callback_url,
             environment=principal.environment,
-            allow_private=ctx.allow_private_targets,
+            allow_loopback=ctx.allow_loopback_targets,
         )
         if problem is not None:
             problems["callback_url"] = problem

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Reply
 from rehabref.channels.outbox import enqueue
+from rehabref.clock import as_utc
 from rehabref.db import table
 from rehabref.events.endpoint_health import DISABLE_AFTER, Health, Result, fold
 from rehabref.tables.events import Delivery, WebhookEndpoint
@@ -32,12 +33,16 @@ _partners = table(Partner)
 DISABLED_PURPOSE = "webhook.endpoint_disabled"
 
 
+def _utc(value: datetime | None) -> datetime | None:
+    return None if value is None else as_utc(value)
+
+
 def health_of(row: Any) -> Health:
     return Health(
         consecutive_failures=row.consecutive_failures or 0,
-        failing_since=row.failing_since,
-        circuit_open_until=row.circuit_open_until,
-        disabled_at=row.disabled_at,
+        failing_since=_utc(row.failing_since),
+        circuit_open_until=_utc(row.circuit_open_until),
+        disabled_at=_utc(row.disabled_at),
         disabled_reason=row.disabled_reason,
     )
 

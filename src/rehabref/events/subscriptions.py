@@ -8,7 +8,6 @@ owed, and re-enabling one the worker disabled starts it afresh.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -76,8 +75,7 @@ def _iso(value: datetime | None) -> str | None:
 
 def endpoint_record(row: EndpointRow, *, now: datetime | None = None) -> dict[str, Any]:
     health = health_of(row)
-    open_until = None if health.circuit_open_until is None else as_utc(health.circuit_open_until)
-    state = circuit(replace(health, circuit_open_until=open_until), now=now or utcnow())
+    state = circuit(health, now=now or utcnow())
     return {
         "endpoint_id": row.id,
         "url": row.url,
@@ -91,7 +89,7 @@ def endpoint_record(row: EndpointRow, *, now: datetime | None = None) -> dict[st
             "circuit": state,
             "consecutive_failures": health.consecutive_failures,
             "failing_since": _iso(health.failing_since),
-            "circuit_open_until": _iso(open_until) if state == "open" else None,
+            "circuit_open_until": _iso(health.circuit_open_until) if state == "open" else None,
         },
         "created_at": iso(row.created_at),
     }
@@ -132,10 +130,10 @@ async def list_endpoints(conn: AsyncConnection, *, scope: PartnerScope) -> list[
 
 
 async def get_endpoint(
-    conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str
+    conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str, now: datetime | None = None
 ) -> dict[str, Any] | None:
     row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).first()
-    return None if row is None else endpoint_record(row)
+    return None if row is None else endpoint_record(row, now=now)
 
 
 async def delete_endpoint(conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str) -> bool:

@@ -27,6 +27,7 @@ from rehabref.events.worker import DeliveryWorker, WorkerConfig
 from rehabref.instance_secret import SecretBox
 from rehabref.scope import PartnerScope
 from tests.conftest import auth
+from tests.console.operators import make_operator, sign_in
 from tests.support.databases import fresh_database
 from tests.support.partners import TEST_SECRET_KEY, onboard
 from tests.support.receiver import Receiver, always
@@ -431,3 +432,49 @@ def test_sandbox_trigger_is_limited_to_registered_endpoints_and_ten_a_minute(
             headers=auth(other["keys"]["sk_test"]),
         )
         assert fine.status_code == 202
+
+
+def test_a_disabled_endpoint_shows_in_the_api_and_the_console(
+    db_url: str, strict_trigger_server: str
+) -> None:
+    made = onboard(db_url, name="Shown")
+    key = made["keys"]["sk_test"]
+    operator = make_operator(db_url)
+    with httpx.Client(base_url=strict_trigger_server, timeout=30) as http:
+        endpoint = http.post(
+            "/api/v1/partners/webhook-endpoints",
+            json={"url": "http://127.0.0.1:9/shown"},
+            headers=auth(key),
+        ).json()
+
+        async def disable() -> None:
+            db = Database(db_url)
+            try:
+                async with db.write() as conn:
+                    await conn.execute(
+                        text(
+                            "UPDATE webhook_endpoints SET disabled_at = :t, disabled_reason = "
+                            "'failing', consecutive_failures = 40, failing_since = :s "
+                            "WHERE id = :e"
+                        ),
+                        {"t": T0, "s": T0 - DISABLE_AFTER, "e": endpoint["endpoint_id"]},
+                    )
+            finally:
+                await db.dispose()
+
+        asyncio.run(disable())
+        (listed,) = http.get("/api/v1/partners/webhook-endpoints", headers=auth(key)).json()["data"]
+        assert listed["status"] == "disabled" and listed["disabled_reason"] == "failing"
+        assert listed["disabled_at"].startswith("2026-11-24T08:00:00")
+        assert listed["health"]["consecutive_failures"] == 40
+        assert sign_in(http, operator["token"]).status_code == 303
+        console = http.get("/console/deliveries")
+        assert console.status_code == 200
+        assert endpoint["endpoint_id"] in console.text and "disabled" in console.text
+        assert "Shown" in console.text
+        enabled = http.post(
+            f"/api/v1/partners/webhook-endpoints/{endpoint['endpoint_id']}/enable",
+            headers=auth(key),
+        )
+        assert enabled.status_code == 200 and enabled.json()["status"] == "enabled"
+        assert endpoint["endpoint_id"] not in http.get("/console/deliveries").text

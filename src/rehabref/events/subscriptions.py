@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Select, insert
+from sqlalchemy import Select, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
@@ -166,3 +166,18 @@ async def enable_endpoint(
         )
         row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).one()
     return endpoint_record(row)
+
+
+async def needing_attention(conn: AsyncConnection, *, limit: int = 100) -> list[dict[str, Any]]:
+    """Registered endpoints, across partners, that are disabled or failing (coordinators'
+    view), disabled ones first."""
+    w = _endpoints
+    rows = await conn.execute(
+        select(w)
+        .where(
+            w.c.active.is_(True), or_(w.c.disabled_at.is_not(None), w.c.consecutive_failures > 0)
+        )
+        .order_by(w.c.disabled_at.is_(None), w.c.id.desc())
+        .limit(limit)
+    )
+    return [{**endpoint_record(row), "partner_id": row.partner_id} for row in rows]

@@ -163,8 +163,10 @@ OPERATIONS: tuple[Operation, ...] = (
         description=(
             "Only with a sandbox secret key (`sk_test_`; live and publishable keys get 403). "
             "Sends a realistic sample event of the given type to `target_url` through the "
-            "normal outbox and worker, signed with your test webhook secret. Unknown event "
-            "type or refused URL: 422."
+            "normal outbox and worker, signed with your test webhook secret. `target_url` "
+            "must be one of your registered, enabled test endpoints (or on an origin the "
+            "operator allows). Unknown event type or refused URL: 422. At most 10 calls "
+            "per minute per key: 429 with Retry-After."
         ),
         tag="sandbox",
         request_model=TriggerWebhookRequest,

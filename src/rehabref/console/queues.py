@@ -110,7 +110,7 @@ async def deliveries_page(request: Request[Any, Any, Any]) -> Template | Redirec
         items, has_more = await history.list_deliveries(
             conn, scope=OperatorScope(), state=state, before_id=None, limit=100
         )
-        endpoints = await subscriptions.needing_attention(conn)
+        endpoints = await subscriptions.needing_attention(conn, scope=OperatorScope())
         owners = {item["partner_id"] for item in [*items, *endpoints]}
         names = await queries.partner_names(conn, owners)
     return page(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Select, insert, or_, select
+from sqlalchemy import Select, insert, or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
@@ -19,7 +19,7 @@ from rehabref.db import table
 from rehabref.events.endpoint_health import Health, circuit
 from rehabref.events.endpoint_state import cancel_pending, health_columns, health_of
 from rehabref.ids import new_id
-from rehabref.scope import PartnerScope
+from rehabref.scope import OperatorScope, PartnerScope
 from rehabref.tables.events import WebhookEndpoint
 
 _endpoints = table(WebhookEndpoint)
@@ -168,12 +168,14 @@ async def enable_endpoint(
     return endpoint_record(row)
 
 
-async def needing_attention(conn: AsyncConnection, *, limit: int = 100) -> list[dict[str, Any]]:
+async def needing_attention(
+    conn: AsyncConnection, *, scope: OperatorScope, limit: int = 100
+) -> list[dict[str, Any]]:
     """Registered endpoints, across partners, that are disabled or failing (coordinators'
     view), disabled ones first."""
     w = _endpoints
     rows = await conn.execute(
-        select(w)
+        scope.select(w)
         .where(
             w.c.active.is_(True), or_(w.c.disabled_at.is_not(None), w.c.consecutive_failures > 0)
         )

@@ -147,6 +147,9 @@ async def write(conn: AsyncConnection, planned: Plan, *, now: datetime, lock: bo
     def unless_cancelled(value: Any, column: Any) -> Any:
         return case((cancelled, column), else_=value)
 
+    # Endpoint rows first: deleting an endpoint locks it, then its deliveries, and so does
+    # this, so the two never wait on each other in a cycle.
+    disabled = await record_results(conn, planned.health, now=now, lock=lock)
     if planned.attempts:
         await conn.execute(insert(_attempts), planned.attempts)
     if planned.outcomes:
@@ -168,4 +171,4 @@ async def write(conn: AsyncConnection, planned: Plan, *, now: datetime, lock: bo
             ),
             planned.outcomes,
         )
-    return await record_results(conn, planned.health, now=now, lock=lock)
+    return disabled

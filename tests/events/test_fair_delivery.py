@@ -478,3 +478,42 @@ def test_a_disabled_endpoint_shows_in_the_api_and_the_console(
         )
         assert enabled.status_code == 200 and enabled.json()["status"] == "enabled"
         assert endpoint["endpoint_id"] not in http.get("/console/deliveries").text
+
+
+def test_claims_take_partners_in_turn_and_stop_at_the_partner_cap(own_db: str) -> None:
+    db_url = own_db
+    big = onboard(db_url, name="Big")["partner_id"]
+    small = onboard(db_url, name="Small")["partner_id"]
+
+    async def scenario() -> None:
+        db = Database(db_url)
+        clock = FakeClock(T0)
+        worker = _worker(db, clock, endpoint_concurrency=4, partner_concurrency=10)
+        try:
+            for path in ("/1", "/2", "/3"):
+                await _endpoint(db, big, f"http://127.0.0.1:9{path}")
+            await _endpoint(db, small, "http://127.0.0.1:9/small")
+            await _events(db, big, 50, when=T0)  # 150 deliveries, 3 lanes
+            await _events(db, small, 50, when=T0 + timedelta(seconds=1))  # due later
+            owner = {
+                row[0]: row[1]
+                for row in await _rows(
+                    db,
+                    "SELECT d.id, e.partner_id FROM deliveries d JOIN events e "
+                    "ON e.id = d.event_id",
+                )
+            }
+            clock.now = T0 + timedelta(seconds=2)
+            first = [owner[item.id] for item in await worker.claim(4)]
+            # in turn: two each, though all of big's are older
+            assert sorted(first) == sorted([big, big, small, small])
+            rest = [owner[item.id] for item in await worker.claim()]
+            # big: 10 in flight at most (its 3 lanes could take 12); small: its lane's 4
+            assert first.count(big) + rest.count(big) == 10
+            assert first.count(small) + rest.count(small) == 4
+            assert await worker.claim() == []
+        finally:
+            await worker.aclose()
+            await db.dispose()
+
+    asyncio.run(scenario())

@@ -75,6 +75,7 @@ def fair_due(*, now: datetime, caps: Caps, limit: int) -> Any:
                     w.c.disabled_at.is_(None),
                     or_(w.c.circuit_open_until.is_(None), w.c.circuit_open_until <= now),
                 ),
+                in_flight,  # still counted against its partner's cap, never claimed again
             ),
         )
         .subquery("ranked")

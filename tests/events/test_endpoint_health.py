@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from rehabref.events.endpoint_health import (
     DISABLE_AFTER,
     DISABLED_REASON,
+    FAILING_CAP,
     FAILURES_TO_OPEN,
     MAX_OPEN_SECONDS,
     Health,
@@ -69,10 +70,12 @@ def test_a_failure_long_after_a_success_is_not_a_period_of_failure():
     assert sparse.consecutive_failures == 2 and sparse.disabled_at is None
 
 
-def test_half_open_endpoint_gets_one_probe_at_a_time():
-    assert in_flight_cap(0, cap=4) == 4
-    assert in_flight_cap(FAILURES_TO_OPEN - 1, cap=4) == 4
-    assert in_flight_cap(FAILURES_TO_OPEN, cap=4) == 1
+def test_failing_endpoint_gets_fewer_sends_and_half_open_one_probe():
+    assert in_flight_cap(0, cap=8) == 8
+    assert in_flight_cap(1, cap=8) == FAILING_CAP == 2
+    assert in_flight_cap(FAILURES_TO_OPEN - 1, cap=8) == 2
+    assert in_flight_cap(1, cap=1) == 1
+    assert in_flight_cap(FAILURES_TO_OPEN, cap=8) == 1
 
 
 def test_trigger_targets_registered_urls_exactly_or_allowed_origins():

@@ -210,9 +210,10 @@ def test_hanging_endpoints_do_not_delay_another_partner(own_db: str) -> None:
         fast.stop()
     assert max(waits) < 1.0, waits
     assert len(fast.received) == 20
-    # the cap per endpoint held: 4 each, 12 for the partner, never the worker's 32
-    assert hanging.max_holding == {"/a": 4, "/b": 4, "/c": 4}
-    assert hostile_in_flight == 12
+    # the caps held: at most 8 per endpoint, 16 for the partner, never the worker's 32
+    assert set(hanging.max_holding) == {"/a", "/b", "/c"}
+    assert max(hanging.max_holding.values()) <= 8
+    assert hostile_in_flight == 16
 
 
 def _dt(value: Any) -> datetime:

@@ -6,6 +6,8 @@ this module decides, from an endpoint's recent results, how much more it gets tr
 
 - Every attempt that reached (or tried to reach) the endpoint is a result: a 2xx is a success,
   anything else (an error status, a timeout, a refused connection) a failure.
+- While an endpoint's last attempt failed, it gets at most ``FAILING_CAP`` sends in flight
+  (instead of the worker's per-endpoint cap).
 - ``FAILURES_TO_OPEN`` consecutive failures open the endpoint's circuit: none of its
   deliveries is claimed for ``open_seconds`` (30 s, doubling with every further failure, at
   most 10 minutes). When that passes the circuit is half-open: one delivery at a time is
@@ -30,6 +32,7 @@ FIRST_OPEN_SECONDS = 30.0
 MAX_OPEN_SECONDS = 600.0
 DISABLE_AFTER = timedelta(hours=24)
 DISABLED_REASON = "failing"  # why the worker disabled an endpoint (the API's reason code)
+FAILING_CAP = 2  # deliveries in flight to an endpoint whose last attempt failed
 
 CircuitState = Literal["closed", "open", "half_open"]
 
@@ -89,5 +92,11 @@ def circuit(health: Health, *, now: datetime) -> CircuitState:
 
 
 def in_flight_cap(failures: int, *, cap: int) -> int:
-    """Deliveries one endpoint may have in flight: ``cap``, or one probe when half-open."""
-    return 1 if failures >= FAILURES_TO_OPEN else cap
+    """Deliveries one endpoint may have in flight: ``cap`` while healthy, ``FAILING_CAP``
+    once it has failed (a hanging endpoint is found out by its first timeout), one probe
+    while its circuit is half-open."""
+    if failures >= FAILURES_TO_OPEN:
+        return 1
+    if failures > 0:
+        return min(cap, FAILING_CAP)
+    return cap

@@ -7,7 +7,8 @@ send slot). So a claim:
 - skips endpoints that are disabled or whose circuit is open (``endpoint_health.py``);
 - groups due deliveries in *lanes*, one per endpoint (a target without an endpoint, such as a
   ``callback_url``, is its own lane), and counts the lane's deliveries already in flight (an
-  unexpired claim) against its cap: ``lane_cap`` (one while the circuit is half-open);
+  unexpired claim) against its cap (``endpoint_health.in_flight_cap``: ``Caps.lane`` while
+  healthy, 2 once failing, 1 while its circuit is half-open);
 - counts a partner's deliveries in flight across all its lanes against ``partner_cap``, so
   many lanes (say, one callback URL per referral) cannot take every slot either;
 - takes what is left round-robin: the first due delivery of every partner before anyone's
@@ -27,7 +28,7 @@ from typing import Any
 from sqlalchemy import and_, case, func, literal, or_, select
 
 from rehabref.db import table
-from rehabref.events.endpoint_health import FAILURES_TO_OPEN
+from rehabref.events.endpoint_health import FAILURES_TO_OPEN, in_flight_cap
 from rehabref.tables.events import Delivery, Event, WebhookEndpoint
 
 _deliveries = table(Delivery)
@@ -37,7 +38,7 @@ _endpoints = table(WebhookEndpoint)
 
 @dataclass(frozen=True)
 class Caps:
-    lane: int = 4  # deliveries in flight per endpoint (or per target without one)
+    lane: int = 8  # deliveries in flight per healthy endpoint (or per target without one)
     partner: int = 16  # deliveries in flight per partner, all endpoints together
 
 
@@ -47,12 +48,11 @@ def fair_due(*, now: datetime, caps: Caps, limit: int) -> Any:
     lane = func.coalesce(d.c.endpoint_id, d.c.target_url)
     in_flight = and_(d.c.claimed_until.is_not(None), d.c.claimed_until >= now)
     busy = case((in_flight, 0), else_=1)  # in flight first: they fill the caps first
+    failures = func.coalesce(w.c.consecutive_failures, 0)  # 0: a target without endpoint
     lane_cap = case(
-        (
-            and_(w.c.id.is_not(None), w.c.consecutive_failures >= FAILURES_TO_OPEN),
-            literal(1),
-        ),
-        else_=literal(caps.lane),
+        (failures >= FAILURES_TO_OPEN, literal(in_flight_cap(FAILURES_TO_OPEN, cap=caps.lane))),
+        (failures > 0, literal(in_flight_cap(1, cap=caps.lane))),
+        else_=literal(in_flight_cap(0, cap=caps.lane)),
     )
     ranked = (
         select(

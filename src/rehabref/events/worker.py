@@ -68,7 +68,7 @@ class WorkerConfig:
     # Sends in flight at once, over ``concurrency / 4`` small connection pools.
     concurrency: int = 32
     # In flight at once per endpoint, and per partner (``fair_claim.Caps``).
-    endpoint_concurrency: int = 4
+    endpoint_concurrency: int = 8
     partner_concurrency: int = 16
     lease_seconds: float = 120.0
     idle_seconds: float = 0.05
@@ -101,6 +101,8 @@ class DeliveryWorker:
         self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
         self._secrets = SecretCache(db, box)
         self._stopping = asyncio.Event()
+        # Set whenever results are recorded: their claims are released, caps have room.
+        self._recorded = asyncio.Event()
         self._sending: set[asyncio.Task[None]] = set()
         # Results on their way to the database; None: the loop is stopping.
         self._results: asyncio.Queue[Done | None] = asyncio.Queue()
@@ -267,6 +269,7 @@ class DeliveryWorker:
             if free <= 0:
                 await asyncio.wait(self._sending, return_when=asyncio.FIRST_COMPLETED)
                 continue
+            self._recorded.clear()
             try:
                 claimed = await self.claim(free)
             except Exception as exc:  # database briefly unavailable: back off, keep going
@@ -278,7 +281,10 @@ class DeliveryWorker:
                 self._sending.add(task)
                 task.add_done_callback(self._sending.discard)
             if len(claimed) < min(free, self.config.batch_size):
-                await self._sleep(self.config.idle_seconds)  # nothing more is due now
+                # Nothing more is due, or what is due waits for a cap: try again when a
+                # recorded result frees a slot, or after the idle pause.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._recorded.wait(), self.config.idle_seconds)
 
     async def _send_one(self, item: Claimed) -> None:
         await self._results.put(await self.send(item))
@@ -302,6 +308,7 @@ class DeliveryWorker:
             try:
                 await self.record(pending)
                 pending = []
+                self._recorded.set()
             except Exception as exc:  # database briefly unavailable: keep them, try again
                 log.warning("recording results failed", extra={"error_type": type(exc).__name__})
                 if stopping:

@@ -38,6 +38,7 @@ test-postgres: install
 bench: install
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.deliveries
+	$(BIN)/python -m bench.fairness
 	$(BIN)/python -m bench.messages
 	$(BIN)/python -m bench.scale
 

@@ -110,12 +110,13 @@ async def _seed(url: str, partner_id: str, count: int) -> list[str]:
 async def _register(url: str, partner_id: str, target: str) -> None:
     from rehabref.db import Database
     from rehabref.events.subscriptions import create_endpoint
+    from rehabref.scope import PartnerScope
 
     db = Database(url, pool_size=1)
     try:
         async with db.write() as conn:
             await create_endpoint(
-                conn, partner_id=partner_id, environment="test", url=target, enabled_events=None
+                conn, scope=PartnerScope(partner_id, "test"), url=target, enabled_events=None
             )
     finally:
         await db.dispose()

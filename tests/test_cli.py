@@ -179,12 +179,33 @@ def test_contract_g_partner(database_url, sql):
     assert contract == "g"
 
 
+def test_contact_email_is_stored(database_url, sql):
+    result = rehabref(
+        database_url,
+        "partners",
+        "create",
+        "--name",
+        "Mail",
+        "--contact-email",
+        "ops@mail.example",
+        "--json",
+    )
+    assert result.returncode == 0, result.stderr
+    partner_id = json.loads(result.stdout)["partner_id"]
+    with sql.connect() as conn:
+        stored = conn.execute(
+            text("SELECT contact_email FROM partners WHERE id = :p"), {"p": partner_id}
+        ).scalar_one()
+    assert stored == "ops@mail.example"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (("--name", "X", "--contract", "v2"), "contract"),
         (("--name", "X", "--commission-bps", "10001"), "commission-bps"),
         (("--name", "   "), "name"),
+        (("--name", "X", "--contact-email", "not-an-address"), "contact-email"),
     ],
 )
 def test_partners_create_refuses_bad_options(database_url, args, message):

@@ -131,6 +131,9 @@ def partners_create(
         int | None, typer.Option(help="Fixed commission per paid referral, minor units.")
     ] = None,
     show_payments: Annotated[bool, typer.Option(help="Partner sees paid amounts.")] = False,
+    contact_email: Annotated[
+        str | None, typer.Option(help="Where the partner is told of a disabled webhook endpoint.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = False,
 ) -> None:
     """Onboard a partner; prints its keys once (they are stored only as hashes)."""
@@ -147,6 +150,7 @@ def partners_create(
                 commission_bps=commission_bps,
                 commission_fixed_minor=commission_fixed_minor,
                 show_payments=show_payments,
+                contact_email=contact_email,
             )
         return onboarding.as_dict(test_phones=TEST_PHONES)
 

@@ -69,6 +69,10 @@ class Settings:
     # How long a message worker's claim on a message lasts: a worker that dies mid-send
     # leaves it to others after this (a provider call never takes longer than 10 s).
     message_lease_seconds: float = 60.0
+    # Sandbox webhook trigger: calls per sandbox key, and the origins (scheme://host[:port];
+    # no port: any) it may send to besides the partner's registered test endpoints.
+    sandbox_trigger_rate_limit: str = "10/minute"
+    sandbox_trigger_origins: tuple[str, ...] = ()
 
     @property
     def base_url(self) -> str:
@@ -145,6 +149,20 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             )
         return raw
 
+    def origin(raw: str) -> str:
+        parts = urlsplit(raw)
+        try:
+            parts.port  # noqa: B018 (raises ValueError on a bad port)
+        except ValueError:
+            parts = urlsplit("")
+        extra = parts.path.strip("/") or parts.query or parts.fragment or "@" in parts.netloc
+        if parts.scheme not in ("http", "https") or not parts.hostname or extra:
+            raise ConfigError(
+                f"REHABREF_SANDBOX_TRIGGER_ORIGINS: {raw!r} is not an origin; write it like "
+                "https://hooks.example.com or http://127.0.0.1:9000"
+            )
+        return f"{parts.scheme}://{parts.netloc.lower()}"
+
     database_url = url(
         "REHABREF_DATABASE_URL", "sqlite:///./rehabref.db", DATABASE_SCHEMES, secret=True
     )
@@ -163,6 +181,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             "(loopback only), and unset the old variable."
         )
     redis_url = url("REHABREF_REDIS_URL", "", ("redis", "rediss", "unix"), secret=True) or None
+    trigger_origins = tuple(
+        origin(name.strip())
+        for name in text("REHABREF_SANDBOX_TRIGGER_ORIGINS", "").split(",")
+        if name.strip()
+    )
     try:
         trusted_proxies = parse_trusted_proxies(text("REHABREF_TRUSTED_PROXIES", ""))
     except ValueError as exc:
@@ -207,4 +230,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         email_from=source.get("REHABREF_EMAIL_FROM") or None,
         message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0.1),
         message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
+        sandbox_trigger_rate_limit=limit("REHABREF_SANDBOX_TRIGGER_RATE_LIMIT", "10/minute"),
+        sandbox_trigger_origins=trigger_origins,
     )

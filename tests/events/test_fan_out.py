@@ -18,7 +18,9 @@ REFERRALS = "/api/v1/partners/referrals"
 DELIVERY_ID = re.compile(r"^dlv_[0-9a-z]{26}$")
 
 
-def deliveries_by_url(sql, referral_id: str) -> dict[str, list[tuple[str, str, str]]]:
+def deliveries_by_url(
+    sql, referral_id: str, state: str = "pending"
+) -> dict[str, list[tuple[str, str, str]]]:
     with sql.connect() as conn:
         rows = conn.execute(
             text(
@@ -29,9 +31,9 @@ def deliveries_by_url(sql, referral_id: str) -> dict[str, list[tuple[str, str, s
             {"r": referral_id},
         ).all()
     found: dict[str, list[tuple[str, str, str]]] = {}
-    for delivery_id, url, event_type, state, attempts, event_id in rows:
+    for delivery_id, url, event_type, found_state, attempts, event_id in rows:
         assert DELIVERY_ID.match(delivery_id), delivery_id
-        assert (state, attempts) == ("pending", 0)
+        assert (found_state, attempts) == (state, 0)
         found.setdefault(url, []).append((event_type, event_id, delivery_id))
     return found
 
@@ -124,7 +126,36 @@ def test_endpoints_registered_or_removed_between_creates_are_seen_by_the_next_on
     after_removal = create()
 
     assert added["url"] not in deliveries_by_url(sql, before)
-    assert [t for t, _, _ in deliveries_by_url(sql, with_endpoint)[added["url"]]] == [
-        "referral.created"
-    ]
+    # deleting the endpoint cancelled what it was owed
+    owed = deliveries_by_url(sql, with_endpoint, state="cancelled")
+    assert [t for t, _, _ in owed[added["url"]]] == ["referral.created"]
     assert added["url"] not in deliveries_by_url(sql, after_removal)
+
+
+def test_a_disabled_endpoint_is_not_planned_for_until_enabled(client, partner, sql):
+    key = partner["keys"]["sk_test"]
+    endpoint = register(client, key, "http://127.0.0.1:9/disabled-later")
+
+    def create() -> str:
+        body = v1_referral()
+        response = client.post(
+            REFERRALS, json=body, headers=auth(key, idempotency_key=body["external_ref"])
+        )
+        assert response.status_code == 201, response.text
+        return str(response.json()["referral_id"])
+
+    create()  # the create store now knows the endpoint
+    with sql.begin() as conn:
+        conn.execute(
+            text(
+                "UPDATE webhook_endpoints SET disabled_at = CURRENT_TIMESTAMP, "
+                "disabled_reason = 'failing' WHERE id = :e"
+            ),
+            {"e": endpoint["endpoint_id"]},
+        )
+    assert endpoint["url"] not in deliveries_by_url(sql, create())
+    enabled = client.post(
+        f"/api/v1/partners/webhook-endpoints/{endpoint['endpoint_id']}/enable", headers=auth(key)
+    )
+    assert enabled.status_code == 200, enabled.text
+    assert endpoint["url"] in deliveries_by_url(sql, create())

@@ -144,6 +144,10 @@ EXERCISES: dict[Callable[..., Any], Exercise] = {
         lambda c, s, t: subscriptions.delete_endpoint(c, scope=s, endpoint_id=t.endpoint_id),
         writes=True,
     ),
+    subscriptions.enable_endpoint: Exercise(
+        lambda c, s, t: subscriptions.enable_endpoint(c, scope=s, endpoint_id=t.endpoint_id),
+        writes=True,
+    ),
     care_store.list_sessions: Exercise(
         lambda c, s, t: care_store.list_sessions(
             c,

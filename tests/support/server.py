@@ -44,6 +44,10 @@ class ServerProcess:
             "REHABREF_PAGE_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_PDF_RATE_LIMIT_IP": "100000/minute",
             "REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS": "true",
+            # The suite's loopback receivers, as often as the tests need (the trigger's own
+            # limits are tested in tests/events/test_fair_delivery.py).
+            "REHABREF_SANDBOX_TRIGGER_ORIGINS": "http://127.0.0.1",
+            "REHABREF_SANDBOX_TRIGGER_RATE_LIMIT": "100000/minute",
             "REHABREF_SECRET_KEY": "test-secret-key-not-for-production",
             **env,
         }

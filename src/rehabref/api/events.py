@@ -116,6 +116,19 @@ async def delete_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Re
     return Response(content=b"", status_code=204)
 
 
+async def enable_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Response[bytes]:
+    """Re-enable an endpoint (e.g. one disabled after a day of failures), healthy again."""
+    services = services_of(request)
+    principal = await services.auth.authenticate(request)
+    async with services.db.write() as conn:
+        record = await subscriptions.enable_endpoint(
+            conn, scope=PartnerScope.of(principal), endpoint_id=endpoint_id
+        )
+    if record is None:
+        raise not_found("webhook endpoint")
+    return json_response(record)
+
+
 async def list_events(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     principal = await services.auth.authenticate(request)
@@ -197,6 +210,11 @@ ROUTES = [
     PlainRoute("GET", "/api/v1/partners/webhook-endpoints", list_webhook_endpoints),
     PlainRoute(
         "DELETE", "/api/v1/partners/webhook-endpoints/{endpoint_id}", delete_webhook_endpoint
+    ),
+    PlainRoute(
+        "POST",
+        "/api/v1/partners/webhook-endpoints/{endpoint_id}/enable",
+        enable_webhook_endpoint,
     ),
     PlainRoute("GET", "/api/v1/partners/events", list_events),
     PlainRoute("GET", "/api/v1/partners/events/{event_id}", get_event),

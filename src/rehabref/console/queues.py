@@ -1,4 +1,5 @@
-"""Console work queues: contact tasks, failed webhook deliveries, the physiotherapist registry."""
+"""Console work queues: contact tasks, failed webhook deliveries and failing endpoints, the
+physiotherapist registry."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rehabref.console import queries
 from rehabref.console.render import Posted, form_text, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
-from rehabref.events import history
+from rehabref.events import history, subscriptions
 from rehabref.matching import registry
 from rehabref.matching.schemas import Modality, PhysioCreate, Specialization
 from rehabref.ops import service as ops
@@ -104,15 +105,23 @@ async def deliveries_page(request: Request[Any, Any, Any]) -> Template | Redirec
     if signed is None:
         return to_login()
     state = request.query_params.get("state")
-    state = state if state in {"failed", "pending", "succeeded"} else "failed"
+    state = state if state in {"failed", "pending", "succeeded", "cancelled"} else "failed"
     async with services_of(request).db.read() as conn:
         items, has_more = await history.list_deliveries(
             conn, scope=OperatorScope(), state=state, before_id=None, limit=100
         )
-        names = await queries.partner_names(conn, {item["partner_id"] for item in items})
+        endpoints = await subscriptions.needing_attention(conn, scope=OperatorScope())
+        owners = {item["partner_id"] for item in [*items, *endpoints]}
+        names = await queries.partner_names(conn, owners)
     return page(
         "deliveries",
-        {"items": items, "has_more": has_more, "state": state, "names": names},
+        {
+            "items": items,
+            "has_more": has_more,
+            "state": state,
+            "names": names,
+            "endpoints": endpoints,
+        },
         signed=signed,
         notice=request.query_params.get("notice"),
     )

@@ -165,7 +165,7 @@ async def redeliver(conn: AsyncConnection, *, event: EventRow) -> list[dict[str,
         await conn.execute(
             PartnerScope.owning(event)
             .select(_endpoints, _endpoints.c.id, _endpoints.c.url, _endpoints.c.enabled_events)
-            .where(_endpoints.c.active.is_(True))
+            .where(_endpoints.c.active.is_(True), _endpoints.c.disabled_at.is_(None))
         )
     ).all()
     targets: dict[str, str | None] = {

@@ -38,6 +38,7 @@ _ACTIVE_ENDPOINTS = Statement(
         _endpoints.c.partner_id == bindparam("partner_id"),
         _endpoints.c.environment == bindparam("environment"),
         _endpoints.c.active.is_(True),
+        _endpoints.c.disabled_at.is_(None),
     )
     .order_by(_endpoints.c.id)
 )
@@ -58,8 +59,8 @@ class NewEvent:
 
 
 class Endpoint(NamedTuple):
-    """An active webhook endpoint. Its url and events never change (an endpoint is only ever
-    registered or deactivated), so its id stands for all of it."""
+    """An active, enabled webhook endpoint. Its url and events never change (an endpoint is
+    only ever registered, disabled or deactivated), so its id stands for all of it."""
 
     id: str
     url: str

@@ -40,12 +40,34 @@ class WebhookEndpointCreate(BaseModel):
         return list(dict.fromkeys(value))
 
 
+class EndpointHealth(BaseModel):
+    circuit: Literal["closed", "open", "half_open"] = Field(
+        description="closed: delivering normally; open: backed off after consecutive "
+        "failures, nothing is sent until circuit_open_until; half_open: one delivery at a "
+        "time is tried, and its success closes the circuit."
+    )
+    consecutive_failures: int
+    failing_since: datetime | None = Field(
+        description="First failure of the current run of failures; null while healthy."
+    )
+    circuit_open_until: datetime | None
+
+
 class WebhookEndpointRecord(BaseModel):
     endpoint_id: str
     url: str
     environment: Literal["test", "live"]
     enabled_events: list[EventType] | None
     active: bool
+    status: Literal["enabled", "disabled"] = Field(
+        description="disabled: no deliveries are queued or sent (re-enable with "
+        "POST .../{endpoint_id}/enable)."
+    )
+    disabled_reason: Literal["failing"] | None = Field(
+        description="failing: every delivery failed for 24 hours."
+    )
+    disabled_at: datetime | None
+    health: EndpointHealth
     created_at: datetime
 
 
@@ -86,7 +108,7 @@ class DeliveryRecord(BaseModel):
     delivery_id: str
     endpoint_id: str | None
     target_url: str
-    state: Literal["pending", "succeeded", "failed"]
+    state: Literal["pending", "succeeded", "failed", "cancelled"]
     attempt_count: int
     next_attempt_at: datetime | None
     last_status_code: int | None
@@ -132,7 +154,7 @@ class OpsDeliveryRecord(BaseModel):
     environment: Literal["test", "live"]
     endpoint_id: str | None
     target_url: str
-    state: Literal["pending", "succeeded", "failed"]
+    state: Literal["pending", "succeeded", "failed", "cancelled"]
     attempt_count: int
     next_attempt_at: datetime | None
     last_status_code: int | None

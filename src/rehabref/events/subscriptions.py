@@ -1,7 +1,9 @@
 """Webhook endpoints a partner registers, per environment. Never commits.
 
 Every function takes the caller's ``PartnerScope``: a partner sees and changes only its own
-endpoints in the environment of the key it uses.
+endpoints in the environment of the key it uses. An endpoint's representation shows whether
+it is enabled and its health (``endpoint_health.py``); deleting it cancels what it is still
+owed, and re-enabling one the worker disabled starts it afresh.
 """
 
 from __future__ import annotations
@@ -9,13 +11,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Select, insert
+from sqlalchemy import Select, insert, or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.clock import iso, utcnow
+from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
+from rehabref.events.endpoint_health import Health, circuit
+from rehabref.events.endpoint_state import cancel_pending, health_columns, health_of
 from rehabref.ids import new_id
-from rehabref.scope import PartnerScope
+from rehabref.scope import OperatorScope, PartnerScope
 from rehabref.tables.events import WebhookEndpoint
 
 _endpoints = table(WebhookEndpoint)
@@ -49,14 +53,44 @@ class EndpointRow(Protocol):
     @property
     def deleted_at(self) -> datetime | None: ...
 
+    @property
+    def consecutive_failures(self) -> int: ...
 
-def endpoint_record(row: EndpointRow) -> dict[str, Any]:
+    @property
+    def failing_since(self) -> datetime | None: ...
+
+    @property
+    def circuit_open_until(self) -> datetime | None: ...
+
+    @property
+    def disabled_at(self) -> datetime | None: ...
+
+    @property
+    def disabled_reason(self) -> str | None: ...
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else iso(as_utc(value))
+
+
+def endpoint_record(row: EndpointRow, *, now: datetime | None = None) -> dict[str, Any]:
+    health = health_of(row)
+    state = circuit(health, now=now or utcnow())
     return {
         "endpoint_id": row.id,
         "url": row.url,
         "environment": row.environment,
         "enabled_events": row.enabled_events,
         "active": bool(row.active),
+        "status": "disabled" if row.disabled_at is not None else "enabled",
+        "disabled_reason": row.disabled_reason,
+        "disabled_at": _iso(row.disabled_at),
+        "health": {
+            "circuit": state,
+            "consecutive_failures": health.consecutive_failures,
+            "failing_since": _iso(health.failing_since),
+            "circuit_open_until": _iso(health.circuit_open_until) if state == "open" else None,
+        },
         "created_at": iso(row.created_at),
     }
 
@@ -96,17 +130,56 @@ async def list_endpoints(conn: AsyncConnection, *, scope: PartnerScope) -> list[
 
 
 async def get_endpoint(
-    conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str
+    conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str, now: datetime | None = None
 ) -> dict[str, Any] | None:
     row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).first()
-    return None if row is None else endpoint_record(row)
+    return None if row is None else endpoint_record(row, now=now)
 
 
 async def delete_endpoint(conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str) -> bool:
-    """Deactivate: no new deliveries; pending ones to it still finish (they were owed)."""
+    """Deactivate: no new deliveries, and the pending ones are cancelled (kept in the log)."""
+    now = utcnow()
     result = await conn.execute(
         scope.update(_endpoints)
         .where(_endpoints.c.id == endpoint_id, _endpoints.c.active.is_(True))
-        .values(active=False, deleted_at=utcnow())
+        .values(active=False, deleted_at=now)
     )
-    return bool(result.rowcount == 1)
+    if result.rowcount != 1:
+        return False
+    await cancel_pending(conn, endpoint_ids=[endpoint_id], now=now)
+    return True
+
+
+async def enable_endpoint(
+    conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str
+) -> dict[str, Any] | None:
+    """Enable an endpoint again, healthy (closed circuit, no failures counted); None when
+    the partner has no such endpoint. Enabling an enabled endpoint changes nothing."""
+    row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).first()
+    if row is None:
+        return None
+    if row.disabled_at is not None or row.consecutive_failures:
+        await conn.execute(
+            scope.update(_endpoints)
+            .where(_endpoints.c.id == endpoint_id)
+            .values(health_columns(Health()))
+        )
+        row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).one()
+    return endpoint_record(row)
+
+
+async def needing_attention(
+    conn: AsyncConnection, *, scope: OperatorScope, limit: int = 100
+) -> list[dict[str, Any]]:
+    """Registered endpoints, across partners, that are disabled or failing (coordinators'
+    view), disabled ones first."""
+    w = _endpoints
+    rows = await conn.execute(
+        scope.select(w)
+        .where(
+            w.c.active.is_(True), or_(w.c.disabled_at.is_not(None), w.c.consecutive_failures > 0)
+        )
+        .order_by(w.c.disabled_at.is_(None), w.c.id.desc())
+        .limit(limit)
+    )
+    return [{**endpoint_record(row), "partner_id": row.partner_id} for row in rows]

@@ -93,7 +93,8 @@ class HttpTransport:
     async def send(self, item: Outgoing, *, clock: Clock) -> Sent:
         attempted_at = clock()
         headers = item.headers(int(attempted_at.timestamp()))
-        result = await post(self._lanes.next(), item.target_url, item.body, headers)
+        async with self._lanes.lease() as client:
+            result = await post(client, item.target_url, item.body, headers)
         return Sent.single(attempted_at, result)
 
     async def aclose(self) -> None:

@@ -1,11 +1,18 @@
-"""The delivery worker: claims due deliveries, signs and sends them, records every attempt.
+"""The delivery worker: claims due deliveries fairly, sends them, records every attempt.
 
-Claims: a batch of due ``pending`` deliveries gets a lease (``claimed_until``, ``claimed_by``).
-On PostgreSQL the batch is picked with ``SELECT ... FOR UPDATE SKIP LOCKED``, so several
-workers share the work without sending one delivery twice at the same time; on SQLite the
-database's single writer serialises claimers. A worker that dies keeps its lease until
-``claimed_until`` passes; then any worker claims those deliveries again (at-least-once).
-Results are written back in one transaction per batch, only by the lease holder.
+Claims: due ``pending`` deliveries get a lease (``claimed_until``, ``claimed_by``), chosen by
+``fair_claim.fair_due``: round-robin across partners and endpoints, never more in flight
+per endpoint or per partner than its cap, nothing for an endpoint whose circuit is open or
+that is disabled. Claimers are serialised (PostgreSQL: a transaction-level advisory lock;
+SQLite: its single writer), so the caps hold across workers. A worker that dies keeps its
+lease until ``claimed_until`` passes; then any worker claims those deliveries again
+(at-least-once).
+
+The loop claims only as many deliveries as it has free send slots, and starts each one at
+once, so a claim never expires before its send; each result is recorded as soon as it is
+known (results that finish together share one transaction), so a slow send holds up
+nothing but its own slot. Results are written only by the lease holder; each endpoint's
+results update its health (``endpoint_state.record_results``).
 
 Each claimed delivery goes with the partner's active secrets to the worker's
 ``DeliveryTransport`` (``events/transport.py``); every attempt it reports is logged.
@@ -26,12 +33,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, insert, or_, select, update
+from sqlalchemy import select, text, update
 
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import Database, table
-from rehabref.events import schedule
+from rehabref.events import results
+from rehabref.events.fair_claim import Caps, fair_due
 from rehabref.events.periodic import PeriodicJob, PeriodicJobs
+from rehabref.events.results import Claimed, Done
 from rehabref.events.secrets import SecretCache
 from rehabref.events.sender import AttemptResult
 from rehabref.events.transport import DeliveryTransport, HttpTransport, Outgoing, Sent
@@ -47,21 +56,8 @@ _deliveries = table(Delivery)
 _attempts = table(DeliveryAttempt)
 _events = table(Event)
 
-RETRY_STATUSES_WITH_RETRY_AFTER = frozenset({429, 503})
-
-
-@dataclass(frozen=True)
-class Claimed:
-    id: str
-    event_id: str
-    referral_id: str | None
-    target_url: str
-    attempt_count: int
-    created_at: datetime
-    partner_id: str
-    environment: str
-    body: bytes
-    lease_until: datetime
+# Serialises claimers on PostgreSQL (any constant: only claims take it, for milliseconds).
+CLAIM_LOCK_KEY = 0x7265686162  # "rehab"
 
 
 @dataclass(frozen=True)
@@ -71,9 +67,9 @@ class WorkerConfig:
     batch_size: int = 64
     # Sends in flight at once, over ``concurrency / 4`` small connection pools.
     concurrency: int = 32
-    # Claim-send-record loops running side by side (one on SQLite): while one records its
-    # results or waits on a slow target, another sends.
-    pipelines: int = 2
+    # In flight at once per endpoint, and per partner (``fair_claim.Caps``).
+    endpoint_concurrency: int = 8
+    partner_concurrency: int = 16
     lease_seconds: float = 120.0
     idle_seconds: float = 0.05
 
@@ -93,62 +89,56 @@ class DeliveryWorker:
         self.db = db
         self.periodic: PeriodicJobs = periodic or {}
         self.config = config
+        self.caps = Caps(lane=config.endpoint_concurrency, partner=config.partner_concurrency)
         self.clock = clock
         self.rng = rng
         self.worker_id = new_id("wrk")[:40]
         self.transport: DeliveryTransport = transport or HttpTransport.create(
             allow_loopback=config.allow_loopback_targets, concurrency=config.concurrency
         )
-        # A send never outlives its claim: the lease covers one whole send (else: released).
+        # A send never outlives its claim: the lease covers one whole send, and a delivery
+        # is claimed only when a send slot is free for it at once.
         self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
         self._secrets = SecretCache(db, box)
-        self._semaphore = asyncio.Semaphore(config.concurrency)
         self._stopping = asyncio.Event()
+        # Set whenever results are recorded: their claims are released, caps have room.
+        self._recorded = asyncio.Event()
+        self._sending: set[asyncio.Task[None]] = set()
+        # Results on their way to the database; None: the loop is stopping.
+        self._results: asyncio.Queue[Done | None] = asyncio.Queue()
         self._periodic_due: dict[str, float] = {}
         self._periodic_tasks: dict[str, asyncio.Task[None]] = {}
 
-    # ----- one round -------------------------------------------------------------------
+    # ----- claiming ----------------------------------------------------------------------
 
-    def _due(self, now: datetime) -> Any:
-        d = _deliveries
-        return (
-            select(d.c.id)
-            .where(
-                d.c.state == "pending",
-                d.c.next_attempt_at <= now,
-                or_(d.c.claimed_until.is_(None), d.c.claimed_until < now),
-            )
-            .order_by(d.c.next_attempt_at)
-        )
-
-    async def claim(self) -> list[Claimed]:
+    async def claim(self, limit: int | None = None) -> list[Claimed]:
+        """Lease up to ``limit`` (default: a batch) due deliveries, fairly chosen."""
         now = self.clock()
         lease_until = now + timedelta(seconds=self.lease_seconds)
-        due = self._due(now)
+        size = self.config.batch_size if limit is None else min(limit, self.config.batch_size)
+        due = fair_due(now=now, caps=self.caps, limit=size)
         if self.db.is_sqlite:
             # A cheap read first: most polls find nothing and must not take the write lock.
             async with self.db.read() as conn:
                 if (await conn.execute(due.limit(1))).first() is None:
                     return []
-        else:
-            due = due.with_for_update(skip_locked=True, of=_deliveries)
         d, e = _deliveries, _events
         async with self.db.write() as conn:
-            ids = list((await conn.execute(due.limit(self.config.batch_size))).scalars())
+            if not self.db.is_sqlite:
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": CLAIM_LOCK_KEY})
+            ids = list((await conn.execute(due)).scalars())
             if not ids:
                 return []
             await conn.execute(
                 update(d)
-                .where(d.c.id.in_(ids))
-                .values(
-                    claimed_until=lease_until,
-                    claimed_by=self.worker_id,
-                )
+                .where(d.c.id.in_(ids), d.c.state == "pending")
+                .values(claimed_until=lease_until, claimed_by=self.worker_id)
             )
             rows = await conn.execute(
                 select(
                     d.c.id,
                     d.c.event_id,
+                    d.c.endpoint_id,
                     d.c.target_url,
                     d.c.attempt_count,
                     d.c.created_at,
@@ -158,12 +148,13 @@ class DeliveryWorker:
                     e.c.body,
                 )
                 .join(e, e.c.id == d.c.event_id)
-                .where(d.c.id.in_(ids))
+                .where(d.c.id.in_(ids), d.c.claimed_by == self.worker_id)
             )
             return [
                 Claimed(
                     id=row.id,
                     event_id=row.event_id,
+                    endpoint_id=row.endpoint_id,
                     referral_id=row.referral_id,
                     target_url=row.target_url,
                     attempt_count=row.attempt_count,
@@ -176,105 +167,51 @@ class DeliveryWorker:
                 for row in rows
             ]
 
-    async def _attempt(self, item: Claimed) -> tuple[Claimed, Sent | None]:
-        async with self._semaphore:
-            started = self.clock()
-            if started + timedelta(seconds=self.transport.max_seconds) > item.lease_until:
-                return item, None  # too late for this claim: release it
-            try:
-                signing = await self._secrets.get(item.partner_id, item.environment, started)
-            except Exception as exc:  # unreadable secret: retried later like a failed send
-                error = f"signing secret unavailable: {type(exc).__name__}"
-                return item, Sent.single(started, AttemptResult(None, 0, error, None))
-            if not signing:
-                result = AttemptResult(None, 0, "no active signing secret", None)
-                return item, Sent.single(started, result)
-            outgoing = Outgoing(
-                delivery_id=item.id,
-                event_id=item.event_id,
-                referral_id=item.referral_id,
-                partner_id=item.partner_id,
-                environment=item.environment,
-                target_url=item.target_url,
-                body=item.body,
-                secrets=signing,
-            )
-            return item, await self.transport.send(outgoing, clock=self.clock)
+    # ----- sending -----------------------------------------------------------------------
 
-    def _outcome(self, item: Claimed, sent: Sent) -> dict[str, Any]:
-        # Every logged attempt counts, so attempt_count always equals the log's length.
-        count = item.attempt_count + len(sent.attempts)
-        result = sent.outcome
-        now = self.clock()
-        outcome: dict[str, Any] = {
-            "b_id": item.id,
-            "b_by": self.worker_id,
-            "b_count": count,
-            "b_code": result.status_code,
-        }
-        if result.ok:
-            sent_at = sent.attempts[0].attempted_at
-            return {**outcome, "b_state": "succeeded", "b_next": sent_at, "b_done": now}
-        retry_after = None
-        if result.status_code in RETRY_STATUSES_WITH_RETRY_AFTER:
-            retry_after = schedule.retry_after_seconds(result.retry_after, now=now)
-        when = schedule.next_attempt(
-            attempt=count,
-            created_at=item.created_at,
-            now=now,
+    async def send(self, item: Claimed) -> Done:
+        started = self.clock()
+        try:
+            signing = await self._secrets.get(item.partner_id, item.environment, started)
+        except Exception as exc:  # unreadable secret: retried later like a failed send
+            error = f"signing secret unavailable: {type(exc).__name__}"
+            return Done(item, Sent.single(started, AttemptResult(None, 0, error, None)), False)
+        if not signing:
+            result = AttemptResult(None, 0, "no active signing secret", None)
+            return Done(item, Sent.single(started, result), False)
+        outgoing = Outgoing(
+            delivery_id=item.id,
+            event_id=item.event_id,
+            referral_id=item.referral_id,
+            partner_id=item.partner_id,
+            environment=item.environment,
+            target_url=item.target_url,
+            body=item.body,
+            secrets=signing,
+        )
+        return Done(item, await self.transport.send(outgoing, clock=self.clock), True)
+
+    # ----- recording ---------------------------------------------------------------------
+
+    async def record(self, done: list[Done]) -> None:
+        """Log the attempts and settle the deliveries, one transaction for all of ``done``."""
+        if not done:
+            return
+        plan = results.plan(
+            done,
+            worker_id=self.worker_id,
+            now=self.clock(),
             base=self.config.retry_base_seconds,
             rng=self.rng,
-            retry_after=retry_after,
         )
-        if when is None:
-            log.info("delivery failed", extra={"delivery_id": item.id, "attempts": count})
-            return {**outcome, "b_state": "failed", "b_next": now, "b_done": now}
-        return {**outcome, "b_state": "pending", "b_next": when, "b_done": None}
+        async with self.db.write() as conn:
+            disabled = await results.write(conn, plan, now=self.clock(), lock=not self.db.is_sqlite)
+        for endpoint_id in disabled:
+            log.warning("webhook endpoint disabled", extra={"endpoint_id": endpoint_id})
 
     async def process(self, claimed: list[Claimed]) -> None:
-        gathered = await asyncio.gather(*(self._attempt(item) for item in claimed))
-        results = [(item, sent) for item, sent in gathered if sent is not None]
-        late = [item.id for item, sent in gathered if sent is None]
-        attempts = [
-            {
-                "id": new_id("att"),
-                "delivery_id": item.id,
-                "attempted_at": attempt.attempted_at,
-                "status_code": attempt.result.status_code,
-                "latency_ms": attempt.result.latency_ms,
-                "error": attempt.result.error,
-                "response_excerpt": attempt.result.excerpt,
-                "note": attempt.note,
-            }
-            for item, sent in results
-            for attempt in sent.attempts
-        ]
-        outcomes = [self._outcome(item, sent) for item, sent in results]
-        d = _deliveries
-        async with self.db.write() as conn:
-            if late:
-                await conn.execute(
-                    update(d)
-                    .where(d.c.id.in_(late), d.c.claimed_by == self.worker_id)
-                    .values(claimed_until=None, claimed_by=None)
-                )
-            if not results:
-                return
-            await conn.execute(insert(_attempts), attempts)
-            await conn.execute(
-                update(d)
-                .where(d.c.id == bindparam("b_id"), d.c.claimed_by == bindparam("b_by"))
-                .values(
-                    state=bindparam("b_state"),
-                    attempt_count=bindparam("b_count"),
-                    last_status_code=bindparam("b_code"),
-                    next_attempt_at=bindparam("b_next"),
-                    completed_at=bindparam("b_done"),
-                    claimed_until=None,
-                    claimed_by=None,
-                ),
-                outcomes,
-            )
+        """Send every claimed delivery, then record them all (``run_once``)."""
+        await self.record(list(await asyncio.gather(*(self.send(item) for item in claimed))))
 
     async def run_once(self) -> int:
         """Claim one batch, send it, record the results; returns the batch size."""
@@ -283,7 +220,7 @@ class DeliveryWorker:
             await self.process(claimed)
         return len(claimed)
 
-    # ----- the loop --------------------------------------------------------------------
+    # ----- the loop ----------------------------------------------------------------------
 
     def _run_periodic(self) -> None:
         now = time.monotonic()
@@ -304,32 +241,79 @@ class DeliveryWorker:
             )
 
     async def run(self) -> None:
-        """Deliver until ``stop()``; batches in flight are finished before returning."""
+        """Deliver until ``stop()``; sends in flight are finished and recorded first."""
         log.info("delivery worker started", extra={"worker_id": self.worker_id})
-        count = 1 if self.db.is_sqlite else max(1, self.config.pipelines)
-        loops = [asyncio.create_task(self._pipeline()) for _ in range(count)]
+        feeder = asyncio.create_task(self._feed())
+        recorder = asyncio.create_task(self._record_results())
         try:
             while not self._stopping.is_set():
                 self._run_periodic()
                 await self._sleep(0.1)
         except asyncio.CancelledError:
-            for task in loops:
+            feeder.cancel()
+            recorder.cancel()
+            for task in list(self._sending):
                 task.cancel()
             raise
         finally:
             self._stopping.set()
-            await asyncio.gather(*loops, return_exceptions=True)
+            await asyncio.gather(feeder, return_exceptions=True)
+            await asyncio.gather(*self._sending, return_exceptions=True)
+            await self._results.put(None)
+            await asyncio.gather(recorder, return_exceptions=True)
 
-    async def _pipeline(self) -> None:
+    async def _feed(self) -> None:
+        """Claim as many deliveries as there are free send slots, and start each at once."""
         while not self._stopping.is_set():
+            free = self.config.concurrency - len(self._sending)
+            if free <= 0:
+                await asyncio.wait(self._sending, return_when=asyncio.FIRST_COMPLETED)
+                continue
+            self._recorded.clear()
             try:
-                done = await self.run_once()
+                claimed = await self.claim(free)
             except Exception as exc:  # database briefly unavailable: back off, keep going
-                log.warning("delivery round failed", extra={"error_type": type(exc).__name__})
-                done = 0
+                log.warning("delivery claim failed", extra={"error_type": type(exc).__name__})
                 await self._sleep(1.0)
-            if done == 0:
-                await self._sleep(self.config.idle_seconds)
+                continue
+            for item in claimed:
+                task = asyncio.create_task(self._send_one(item))
+                self._sending.add(task)
+                task.add_done_callback(self._sending.discard)
+            if len(claimed) < min(free, self.config.batch_size):
+                # Nothing more is due, or what is due waits for a cap: try again when a
+                # recorded result frees a slot, or after the idle pause.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._recorded.wait(), self.config.idle_seconds)
+
+    async def _send_one(self, item: Claimed) -> None:
+        await self._results.put(await self.send(item))
+
+    async def _record_results(self) -> None:
+        """Record results as they come; those that finished together share a transaction."""
+        pending: list[Done] = []
+        stopping = False
+        while not (stopping and not pending):
+            if not pending:
+                first = await self._results.get()
+                if first is None:
+                    return
+                pending.append(first)
+            while not self._results.empty():
+                more = self._results.get_nowait()
+                if more is None:
+                    stopping = True
+                else:
+                    pending.append(more)
+            try:
+                await self.record(pending)
+                pending = []
+                self._recorded.set()
+            except Exception as exc:  # database briefly unavailable: keep them, try again
+                log.warning("recording results failed", extra={"error_type": type(exc).__name__})
+                if stopping:
+                    return  # their claims expire; another worker sends them again
+                await asyncio.sleep(1.0)
 
     async def _sleep(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):

@@ -64,7 +64,10 @@ OPERATIONS: tuple[Operation, ...] = (
         method="get",
         paths=("/api/v1/partners/webhook-endpoints",),
         summary="List webhook endpoints",
-        description="Active endpoints of the key's environment, newest first.",
+        description=(
+            "Registered (not deleted) endpoints of the key's environment, newest first, "
+            "each with its status (enabled or disabled) and health (circuit)."
+        ),
         tag="webhooks",
         parameters=_PAGE,
         responses={
@@ -77,11 +80,32 @@ OPERATIONS: tuple[Operation, ...] = (
         method="delete",
         paths=("/api/v1/partners/webhook-endpoints/{endpoint_id}",),
         summary="Delete a webhook endpoint",
-        description="Stops new deliveries to it; deliveries already owed still complete.",
+        description=(
+            "Stops new deliveries to it and cancels the pending ones (they stay in the "
+            "event's log with state `cancelled`)."
+        ),
         tag="webhooks",
         parameters=[_path("endpoint_id")],
         responses={
             204: ("Deleted.", None, OK_HEADERS),
+            **errors(401, 403, 404, 429),
+        },
+    ),
+    Operation(
+        operation_id="enableWebhookEndpoint",
+        method="post",
+        paths=("/api/v1/partners/webhook-endpoints/{endpoint_id}/enable",),
+        summary="Re-enable a webhook endpoint",
+        description=(
+            "An endpoint that failed every delivery for 24 hours is disabled (`status` "
+            "`disabled`, `disabled_reason` `failing`): its pending deliveries are cancelled "
+            "and no new ones are queued. Enabling it starts it afresh (closed circuit). "
+            "Deliveries cancelled meanwhile can be sent again with redeliver."
+        ),
+        tag="webhooks",
+        parameters=[_path("endpoint_id")],
+        responses={
+            200: ("The endpoint, enabled.", WebhookEndpointRecord, OK_HEADERS),
             **errors(401, 403, 404, 429),
         },
     ),
@@ -139,8 +163,10 @@ OPERATIONS: tuple[Operation, ...] = (
         description=(
             "Only with a sandbox secret key (`sk_test_`; live and publishable keys get 403). "
             "Sends a realistic sample event of the given type to `target_url` through the "
-            "normal outbox and worker, signed with your test webhook secret. Unknown event "
-            "type or refused URL: 422."
+            "normal outbox and worker, signed with your test webhook secret. `target_url` "
+            "must be one of your registered, enabled test endpoints (or on an origin the "
+            "operator allows). Unknown event type or refused URL: 422. At most 10 calls "
+            "per minute per key: 429 with Retry-After."
         ),
         tag="sandbox",
         request_model=TriggerWebhookRequest,
@@ -201,7 +227,7 @@ OPERATIONS: tuple[Operation, ...] = (
         parameters=[
             query(
                 "state",
-                {"type": "string", "enum": ["pending", "succeeded", "failed"]},
+                {"type": "string", "enum": ["pending", "succeeded", "failed", "cancelled"]},
                 "Delivery state.",
             ),
             query("partner_id", {"type": "string"}, "One partner."),

@@ -14,7 +14,7 @@ from rehabref.responses import json_response
 from rehabref.scope import OperatorScope
 from rehabref.services import services_of
 
-DELIVERY_STATES = ("pending", "succeeded", "failed")
+DELIVERY_STATES = ("pending", "succeeded", "failed", "cancelled")
 
 
 async def ops_list_events(request: PlainRequest) -> Response[bytes]:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref import fields
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.ids import new_id
@@ -52,6 +53,7 @@ async def create_partner(
     commission_bps: int | None = None,
     commission_fixed_minor: int | None = None,
     show_payments: bool = False,
+    contact_email: str | None = None,
 ) -> Onboarding:
     if contract not in {"v1", "g"}:
         raise PartnerError("contract must be v1 or g")
@@ -59,6 +61,13 @@ async def create_partner(
         raise PartnerError("commission-bps must be between 0 and 10000")
     if not name.strip():
         raise PartnerError("name must not be empty")
+    if contact_email is not None:
+        try:
+            contact_email = fields.email(contact_email.strip())
+        except ValueError:
+            raise PartnerError(
+                "contact-email must be an e-mail address like ops@partner.example"
+            ) from None
     now = utcnow()
     partner_id = new_id("ptn")
     await conn.execute(
@@ -70,6 +79,7 @@ async def create_partner(
             "commission_bps": commission_bps,
             "commission_fixed_minor": commission_fixed_minor,
             "show_payments": show_payments,
+            "contact_email": contact_email,
             "created_at": now,
         },
     )

@@ -23,6 +23,15 @@ class WebhookEndpoint(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Health (events/endpoint_health.py): failures in a row, since when, circuit open until.
+    consecutive_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    failing_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    circuit_open_until: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    # Disabled: no deliveries until the partner re-enables it (reason: failing).
+    disabled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    disabled_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
 class Event(Base):
@@ -49,13 +58,14 @@ class Delivery(Base):
     __table_args__ = (
         Index("ix_deliveries_due", "state", "next_attempt_at"),
         Index("ix_deliveries_event", "event_id"),
+        Index("ix_deliveries_endpoint_state", "endpoint_id", "state"),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     event_id: Mapped[str] = mapped_column(ForeignKey("events.id"))
     endpoint_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     target_url: Mapped[str] = mapped_column(String(2048))
-    state: Mapped[str] = mapped_column(String(16))  # pending | succeeded | failed
+    state: Mapped[str] = mapped_column(String(16))  # pending | succeeded | failed | cancelled
     attempt_count: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     claimed_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -19,6 +19,8 @@ class Partner(Base):
     commission_bps: Mapped[int | None] = mapped_column(Integer, nullable=True)
     commission_fixed_minor: Mapped[int | None] = mapped_column(Integer, nullable=True)
     show_payments: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Where the partner is told about its integration (e.g. a disabled webhook endpoint).
+    contact_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

@@ -44,7 +44,7 @@ WITH planned AS (
     WHERE $14::text[] = (
         SELECT coalesce(array_agg(id::text ORDER BY id COLLATE "C"), '{}')
         FROM webhook_endpoints
-        WHERE partner_id = $12 AND environment = $13 AND active)
+        WHERE partner_id = $12 AND environment = $13 AND active AND disabled_at IS NULL)
 ),
 new_referral AS (
     INSERT INTO referrals (

@@ -15,7 +15,7 @@ from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.db import Database
-from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.instance_secret import SecretBox, secret_box
 from rehabref.sandbox.phones import TEST_PHONES
 
 T = TypeVar("T")
@@ -53,7 +53,7 @@ def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
 
 
 async def _box(db: Database, settings: Settings) -> SecretBox:
-    return SecretBox(await load_secret_key(db, settings.secret_key))
+    return secret_box(settings)
 
 
 def _fail(message: str) -> None:

@@ -8,6 +8,7 @@ TCP relay to the real PostgreSQL, closed at first and opened later.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -58,10 +59,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
         pass
     finally:
         for end in (source, sink):
-            try:
+            with contextlib.suppress(OSError):
                 end.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def test_serve_starts_without_its_database_and_recovers_when_it_returns(

@@ -126,12 +126,17 @@ def parse_key_ring(text: str) -> KeyRing:
 def seal(ring: KeyRing, purpose: str, plaintext: str) -> str:
     """``plaintext`` encrypted and authenticated under the current key for ``purpose`` (a
     value sealed for one purpose does not open as another: the purpose is the AAD too)."""
+    return seal_bytes(ring, purpose, plaintext.encode()).decode()
+
+
+def seal_bytes(ring: KeyRing, purpose: str, plaintext: bytes) -> bytes:
+    """``seal`` for bytes; the result is ASCII bytes of the same form."""
     aead = ring.aead(ring.current_id, purpose)
     assert aead is not None  # the current key is always in the ring
     nonce = os.urandom(_NONCE_BYTES)
-    sealed = aead.encrypt(nonce, plaintext.encode(), purpose.encode())
-    body = base64.urlsafe_b64encode(nonce + sealed).decode().rstrip("=")
-    return f"{SEALED_PREFIX}{ring.current_id}.{body}"
+    sealed = aead.encrypt(nonce, plaintext, purpose.encode())
+    body = base64.urlsafe_b64encode(nonce + sealed).rstrip(b"=")
+    return b"%s%s.%s" % (SEALED_PREFIX.encode(), ring.current_id.encode(), body)
 
 
 def seal_optional(ring: KeyRing, purpose: str, plaintext: str | None) -> str | None:
@@ -140,15 +145,30 @@ def seal_optional(ring: KeyRing, purpose: str, plaintext: str | None) -> str | N
 
 def open_sealed(ring: KeyRing, purpose: str, sealed: str) -> str:
     """The plaintext of a ``seal`` result; ``SealedValueError`` when it is not one of ours."""
-    if not sealed.startswith(SEALED_PREFIX):
+    try:
+        return open_sealed_bytes(ring, purpose, sealed.encode()).decode()
+    except UnicodeError as exc:
+        raise SealedValueError("sealed value is damaged") from exc
+
+
+def is_sealed(value: bytes) -> bool:
+    return value.startswith(SEALED_PREFIX.encode())
+
+
+def open_sealed_bytes(ring: KeyRing, purpose: str, sealed: bytes) -> bytes:
+    """The plaintext of a ``seal_bytes`` result; ``SealedValueError`` when it is not ours."""
+    if not is_sealed(sealed):
         raise SealedValueError("not a sealed value")
-    key_id, dot, body = sealed[len(SEALED_PREFIX) :].partition(".")
-    aead = ring.aead(key_id, purpose) if dot else None
+    key_id, dot, body = sealed[len(SEALED_PREFIX) :].partition(b".")
+    try:
+        aead = ring.aead(key_id.decode(), purpose) if dot else None
+    except UnicodeError:
+        aead = None
     if aead is None:
         raise SealedValueError("sealed under a key that is not in the key ring")
     try:
-        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
-        return aead.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], purpose.encode()).decode()
+        raw = base64.urlsafe_b64decode(body + b"=" * (-len(body) % 4))
+        return aead.decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], purpose.encode())
     except (InvalidTag, binascii.Error, ValueError) as exc:
         raise SealedValueError("sealed value is damaged or was sealed for another use") from exc
 

@@ -1,6 +1,6 @@
 """What the database holds at rest: stored idempotent replies are sealed (AES-GCM, key id in
 the envelope) yet replay byte for byte; a person's referrals are found through the keyed
-blind indexes of phone and e-mail (referrals.store.referral_ids_of_person).
+blind indexes of phone and e-mail (referrals.store.unscoped_referral_ids_of_person).
 
 Real server and database (SQLite or PostgreSQL, per REHABREF_TEST_DATABASE).
 """
@@ -18,7 +18,7 @@ from rehabref.crypto import blind_index, open_sealed_bytes, parse_key_ring
 from rehabref.db import Database
 from rehabref.idempotency.service import SEALED_RESPONSE
 from rehabref.instance_secret import SecretBox
-from rehabref.referrals.store import referral_ids_of_person
+from rehabref.referrals.store import unscoped_referral_ids_of_person
 from tests.shapeg.bodies import g_referral
 from tests.support.api import REFERRALS, bearer
 from tests.support.partners import TEST_SECRET_KEY
@@ -80,7 +80,7 @@ def _ids_of_person(database_url: str, **person: str) -> list[str]:
         db = Database(database_url, pool_size=1)
         try:
             async with db.read() as conn:
-                return await referral_ids_of_person(conn, RING, **person)
+                return await unscoped_referral_ids_of_person(conn, RING, **person)
         finally:
             await db.dispose()
 

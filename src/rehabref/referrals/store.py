@@ -205,13 +205,14 @@ def person_conditions(ring: KeyRing, *, phone: str | None, email: str | None) ->
     return conditions
 
 
-async def referral_ids_of_person(
+async def unscoped_referral_ids_of_person(
     conn: AsyncConnection, ring: KeyRing, *, phone: str | None = None, email: str | None = None
 ) -> list[str]:
     """Every referral (any partner, any environment) whose patient has this phone (E.164) or
     this e-mail address, oldest first; found through the keyed blind indexes, so the lookup
     needs the key ring and the database never compares the values themselves. For
-    data-subject requests (export, erasure, consent withdrawal)."""
+    data-subject requests (export, erasure, consent withdrawal): across every tenant, so the
+    caller is an operator or the CLI, never a partner key."""
     conditions = person_conditions(ring, phone=phone, email=email)
     if not conditions:
         return []

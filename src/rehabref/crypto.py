@@ -67,7 +67,7 @@ class KeyRing:
         self.current_id: str = keys[-1][0]
         self._materials = dict(keys)
         self._aeads: dict[tuple[str, str], AESGCM] = {}
-        self._index_keys: dict[tuple[str, str], bytes] = {}
+        self._index_macs: dict[tuple[str, str], hmac.HMAC] = {}
 
     @property
     def current_material(self) -> bytes:
@@ -86,12 +86,13 @@ class KeyRing:
             self._aeads[(key_id, purpose)] = found
         return found
 
-    def index_key(self, key_id: str, purpose: str) -> bytes:
-        found = self._index_keys.get((key_id, purpose))
+    def index_mac(self, key_id: str, purpose: str) -> hmac.HMAC:
+        """An HMAC-SHA256 keyed for ``purpose``, never updated: callers update a copy (the
+        key schedule is then done once, not per index)."""
+        found = self._index_macs.get((key_id, purpose))
         if found is None:
-            material = self._materials[key_id]
-            found = _derive(material, b"rehabref/blind-index/" + purpose.encode())
-            self._index_keys[(key_id, purpose)] = found
+            key = _derive(self._materials[key_id], b"rehabref/blind-index/" + purpose.encode())
+            found = self._index_macs[(key_id, purpose)] = hmac.new(key, digestmod=hashlib.sha256)
         return found
 
 
@@ -185,9 +186,9 @@ def normalise_for_index(value: str) -> str:
 def blind_index(ring: KeyRing, purpose: str, value: str, *, key_id: str | None = None) -> str:
     """A keyed HMAC-SHA256 of the normalised value: equal values give equal indexes, and
     without the key an index cannot be tested against guessed phone numbers."""
-    key = ring.index_key(key_id or ring.current_id, purpose)
-    digest = hmac.new(key, normalise_for_index(value).encode(), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest[:24]).decode()
+    mac = ring.index_mac(key_id or ring.current_id, purpose).copy()
+    mac.update(normalise_for_index(value).encode())
+    return base64.urlsafe_b64encode(mac.digest()[:24]).decode()
 
 
 def blind_indexes(ring: KeyRing, purpose: str, value: str) -> list[str]:

@@ -301,3 +301,20 @@ def test_a_bad_setting_stops_any_command_with_one_line_naming_it(database_url, v
     assert refused.stderr.strip().startswith(f"error: {variable}: {value!r}")
     assert len(refused.stderr.strip().splitlines()) == 1
     assert "database is up to date" not in refused.stdout
+
+
+def test_serve_and_worker_refuse_an_unusable_key_file_with_one_line(database_url, tmp_path):
+    key_file = tmp_path / "broken.key"
+    key_file.write_text("k1:too-short\n")
+    for command in (["serve", "--port", str(free_port())], ["worker"]):
+        refused = rehabref(
+            database_url,
+            *command,
+            REHABREF_SECRET_KEY="",
+            REHABREF_SECRET_KEY_FILE=str(key_file),
+        )
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.strip() == (
+            f"error: REHABREF_SECRET_KEY_FILE: {key_file}: key 'k1' is shorter than 32 characters"
+        )
+        assert "too-short" not in refused.stderr

@@ -181,3 +181,21 @@ def test_a_secret_from_the_database_moves_into_the_key_file_as_its_oldest_key(tm
     assert load_key_ring(None, existing).keys == keys.keys
     # What the database's secret signed still verifies.
     assert SecretBox(keys).verify("m", SecretBox(legacy).sign("m"))
+
+
+def test_processes_creating_the_key_file_at_once_all_get_the_same_key(tmp_path: Path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    key_file = tmp_path / "race.key"
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        rings = list(pool.map(lambda _: load_key_ring(None, key_file).keys, range(32)))
+    assert len(set(rings)) == 1
+    assert [path.name for path in tmp_path.iterdir()] == ["race.key"]
+
+
+@pytest.mark.parametrize("content", ["", "k1:short\n", "\xff"])
+def test_an_unusable_key_file_is_refused_naming_the_file(tmp_path: Path, content: str):
+    key_file = tmp_path / "bad.key"
+    key_file.write_bytes(content.encode("latin-1"))
+    with pytest.raises(KeyRingError, match=r"REHABREF_SECRET_KEY_FILE: .*bad\.key"):
+        load_key_ring(None, key_file)

@@ -14,6 +14,7 @@ import typer
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
+from rehabref.crypto import KeyRingError
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox, secret_box
 from rehabref.sandbox.phones import TEST_PHONES
@@ -71,6 +72,15 @@ def _check_settings() -> None:
         _fail(str(exc))
 
 
+def _require_key_ring(settings: Settings) -> None:
+    """Read (or, on first start, create) the key ring before serving: an unreadable or
+    malformed key file is one line and exit status 2, not a failed start-up in each worker."""
+    try:
+        secret_box(settings)
+    except KeyRingError as exc:
+        _fail(str(exc))
+
+
 def _require_migrated(settings: Settings) -> None:
     """Refuse to serve a schema older than this code (new columns would fail on first use)."""
     from rehabref.migrate import missing_revisions
@@ -117,6 +127,7 @@ def serve(
     if port:
         settings = replace(settings, port=port)
     _require_migrated(settings)
+    _require_key_ring(settings)
     if workers is None:
         workers = 1 if settings.is_sqlite else (os.cpu_count() or 1)
     serving.run(serving.AppFactory(settings, run_worker=not no_worker), workers=workers)
@@ -260,6 +271,7 @@ def worker() -> None:
 
     settings = load_settings()
     _require_migrated(settings)
+    _require_key_ring(settings)
     configure_logging(settings.log_level)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(run_standalone(settings))

@@ -69,14 +69,9 @@ class KeyRing:
         self._aeads: dict[tuple[str, str], AESGCM] = {}
         self._index_macs: dict[tuple[str, str], hmac.HMAC] = {}
 
-    @property
-    def current_material(self) -> bytes:
-        return self._materials[self.current_id]
-
-    def material(self, key_id: str) -> bytes | None:
-        return self._materials.get(key_id)
-
     def aead(self, key_id: str, purpose: str) -> AESGCM | None:
+        """The AES-GCM object for a key and purpose, made once; None for an id not in the
+        ring (nothing is cached for ids read from stored values)."""
         found = self._aeads.get((key_id, purpose))
         if found is None:
             material = self._materials.get(key_id)

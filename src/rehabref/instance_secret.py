@@ -10,15 +10,17 @@ signs and seals, so a rotation keeps what was issued before it valid (docs/secur
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import os
+import secrets
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 
 from rehabref.config import Settings
-from rehabref.crypto import KeyRing, new_key, parse_key_ring
+from rehabref.crypto import KeyRing, KeyRingError, new_key, parse_key_ring
 
 KEY_FILE_HEADER = (
     "# rehabref instance keys, oldest first; the last one signs and seals.\n"
@@ -33,28 +35,39 @@ def secret_box(settings: Settings) -> SecretBox:
 
 def load_key_ring(configured: str | None, key_file: Path) -> KeyRing:
     """The ring from ``REHABREF_SECRET_KEY`` when set, else from ``key_file``, which is
-    created with one new key when it does not exist yet (never touching the database)."""
+    created with one new key when it does not exist yet (never touching the database).
+    ``KeyRingError`` names the file when it cannot be read or used."""
     if configured:
         return parse_key_ring(configured)
-    return parse_key_ring(ensure_key_file(key_file))
+    try:
+        return parse_key_ring(ensure_key_file(key_file))
+    except (OSError, UnicodeError, KeyRingError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+        raise KeyRingError(f"REHABREF_SECRET_KEY_FILE: {key_file}: {reason}") from None
 
 
 def ensure_key_file(key_file: Path, first_key: str | None = None, first_id: str = "k1") -> str:
-    """The key file's text, creating the file (0600, exclusively: two processes starting at
-    once keep the first one's key) with ``first_key`` or a new key when it is missing."""
+    """The key file's text, creating it (mode 0600) with ``first_key`` or a new key when it
+    is missing. Written aside and linked into place: two processes starting at once both end
+    up with the one key that was linked first, never with an empty file."""
     try:
         return key_file.read_text()
     except FileNotFoundError:
         pass
     key_file.parent.mkdir(parents=True, exist_ok=True)
-    text = f"{KEY_FILE_HEADER}{first_id}:{first_key or new_key()}\n"
+    aside = key_file.with_name(f".{key_file.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return key_file.read_text()
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
-    return text
+        with os.fdopen(fd, "w") as handle:
+            handle.write(f"{KEY_FILE_HEADER}{first_id}:{first_key or new_key()}\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        # Another process that linked its key first wins: this one then reads that key.
+        with contextlib.suppress(FileExistsError):
+            os.link(aside, key_file)
+    finally:
+        aside.unlink(missing_ok=True)
+    return key_file.read_text()
 
 
 class _Signer:

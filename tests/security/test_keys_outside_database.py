@@ -7,6 +7,7 @@ Real servers on the suite's database (SQLite or PostgreSQL), a real key file per
 from __future__ import annotations
 
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +29,14 @@ def _serve(database_url: str, tmp_path: Path, key_file: Path, name: str) -> Serv
         REHABREF_SECRET_KEY="",
         REHABREF_SECRET_KEY_FILE=str(key_file),
     ).start("--no-worker")
+
+
+def stored_bytes(sql: Engine, backend: str) -> bytes:
+    """Everything the database holds: the SQLite file, or a plain ``pg_dump``."""
+    if backend == "sqlite":
+        return Path(sql.url.database or "").read_bytes()
+    dsn = sql.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    return subprocess.run(["pg_dump", "--no-owner", dsn], capture_output=True, check=True).stdout
 
 
 def _page_status(server: ServerProcess, url: str) -> int:
@@ -55,9 +64,7 @@ def test_keys_are_made_in_a_private_file_and_never_stored_in_the_database(
     key = next(line for line in key_text.splitlines() if not line.startswith("#"))
     assert key.startswith("k1:") and len(key) > 40
     assert "instance_settings" not in inspect(sql).get_table_names()
-    if backend == "sqlite":
-        stored = Path(sql.url.database or "").read_bytes()
-        assert key.split(":", 1)[1].encode() not in stored
+    assert key.split(":", 1)[1].encode() not in stored_bytes(sql, backend)
 
     # The same database with any other key (all a thief of the database has) forges nothing:
     # the link it issued does not open.

@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -54,7 +55,27 @@ def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
 
 
 async def _box(db: Database, settings: Settings) -> SecretBox:
-    return secret_box(settings)
+    return _key_ring(settings)
+
+
+def _key_ring(settings: Settings) -> SecretBox:
+    """The ring, saying so when this command had to create the key file: every process of
+    the installation must use that same file (or REHABREF_SECRET_KEY)."""
+    key_file = Path(settings.secret_key_file)
+    existed = bool(settings.secret_key) or key_file.exists()
+    try:
+        box = secret_box(settings)
+    except KeyRingError as exc:
+        _fail(str(exc))
+        raise  # unreachable: _fail exits
+    if not existed:
+        typer.echo(
+            f"note: created the key file {key_file.resolve()} (mode 0600); every rehabref "
+            "process must use this file or REHABREF_SECRET_KEY, and back it up apart from "
+            "the database",
+            err=True,
+        )
+    return box
 
 
 def _fail(message: str) -> None:
@@ -75,10 +96,7 @@ def _check_settings() -> None:
 def _require_key_ring(settings: Settings) -> None:
     """Read (or, on first start, create) the key ring before serving: an unreadable or
     malformed key file is one line and exit status 2, not a failed start-up in each worker."""
-    try:
-        secret_box(settings)
-    except KeyRingError as exc:
-        _fail(str(exc))
+    _key_ring(settings)
 
 
 def _require_migrated(settings: Settings) -> None:

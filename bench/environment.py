@@ -13,8 +13,9 @@ from typing import Any
 
 import psycopg
 
+from rehabref.config import load_settings
 from rehabref.db import Database
-from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.instance_secret import secret_box
 from rehabref.migrate import upgrade
 from rehabref.partners.service import create_partner
 from rehabref.sandbox.phones import TEST_PHONES
@@ -58,7 +59,8 @@ def onboard(url: str, name: str = "Bench Clinic") -> dict[str, Any]:
     async def work() -> dict[str, Any]:
         db = Database(url, pool_size=1)
         try:
-            box = SecretBox(await load_secret_key(db, None))
+            # The ring the bench's servers load (same environment and working directory).
+            box = secret_box(load_settings({**os.environ, "REHABREF_DATABASE_URL": url}))
             async with db.write() as conn:
                 result = await create_partner(conn, box=box, name=name)
             return result.as_dict(test_phones=TEST_PHONES)

@@ -322,3 +322,31 @@ def test_a_bad_setting_stops_any_command_with_one_line_naming_it(database_url, v
     assert refused.stderr.strip().startswith(f"error: {variable}: {value!r}")
     assert len(refused.stderr.strip().splitlines()) == 1
     assert "database is up to date" not in refused.stdout
+
+
+def test_serve_and_worker_refuse_an_unusable_key_file_with_one_line(database_url, tmp_path):
+    key_file = tmp_path / "broken.key"
+    key_file.write_text("k1:too-short\n")
+    for command in (["serve", "--port", str(free_port())], ["worker"]):
+        refused = rehabref(
+            database_url,
+            *command,
+            REHABREF_SECRET_KEY="",
+            REHABREF_SECRET_KEY_FILE=str(key_file),
+        )
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.strip() == (
+            f"error: REHABREF_SECRET_KEY_FILE: {key_file}: key 'k1' is shorter than 32 characters"
+        )
+        assert "too-short" not in refused.stderr
+
+
+def test_a_command_that_creates_the_key_file_says_where_once(database_url, tmp_path):
+    key_file = tmp_path / "first.key"
+    settings = {"REHABREF_SECRET_KEY": "", "REHABREF_SECRET_KEY_FILE": str(key_file)}
+    first = rehabref(database_url, "partners", "create", "--name", "Key Clinic", **settings)
+    assert first.returncode == 0, first.stderr
+    assert f"note: created the key file {key_file}" in first.stderr
+    again = rehabref(database_url, "partners", "create", "--name", "Key Clinic 2", **settings)
+    assert again.returncode == 0, again.stderr
+    assert "created the key file" not in again.stderr

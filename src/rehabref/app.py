@@ -23,7 +23,7 @@ from rehabref.console import routes as console_routes
 from rehabref.db import Database
 from rehabref.errors import ApiError, handle_api_error, handle_http_exception, handle_unexpected
 from rehabref.events import worker as delivery_worker
-from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.instance_secret import secret_box
 from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
 from rehabref.ops import care_endpoints as care_ops_endpoints
@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
 
     async def start(app: Litestar) -> None:
         db = Database(settings.database_url, hot_path_connections=settings.hot_path_connections)
-        secret_key = await load_secret_key(db, settings.secret_key)
+        box = secret_box(settings)
         rate_limiter = RateLimiter(settings.redis_url)
         coverage = wiring.coverage_sources()
         roster = wiring.roster_sources()
@@ -62,7 +62,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         app.state.services = Services(
             settings=settings,
             db=db,
-            box=SecretBox(secret_key),
+            box=box,
             auth=Authenticator(
                 db,
                 cache_seconds=settings.auth_cache_seconds,
@@ -74,7 +74,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             messages=messages,
             coverage=coverage,
             roster=roster,
-            create_store=create_store(db),
+            create_store=create_store(db, box.ring),
             referral_created=wiring.referral_created_hooks(),
         )
         app.state.delivery_worker = (

@@ -7,6 +7,7 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
@@ -14,8 +15,9 @@ import typer
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
+from rehabref.crypto import KeyRingError
 from rehabref.db import Database
-from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.instance_secret import SecretBox, secret_box
 from rehabref.sandbox.phones import TEST_PHONES
 
 T = TypeVar("T")
@@ -53,7 +55,27 @@ def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
 
 
 async def _box(db: Database, settings: Settings) -> SecretBox:
-    return SecretBox(await load_secret_key(db, settings.secret_key))
+    return _key_ring(settings)
+
+
+def _key_ring(settings: Settings) -> SecretBox:
+    """The ring, saying so when this command had to create the key file: every process of
+    the installation must use that same file (or REHABREF_SECRET_KEY)."""
+    key_file = Path(settings.secret_key_file)
+    existed = bool(settings.secret_key) or key_file.exists()
+    try:
+        box = secret_box(settings)
+    except KeyRingError as exc:
+        _fail(str(exc))
+        raise  # unreachable: _fail exits
+    if not existed:
+        typer.echo(
+            f"note: created the key file {key_file.resolve()} (mode 0600); every rehabref "
+            "process must use this file or REHABREF_SECRET_KEY, and back it up apart from "
+            "the database",
+            err=True,
+        )
+    return box
 
 
 def _fail(message: str) -> None:
@@ -69,6 +91,12 @@ def _check_settings() -> None:
         load_settings()
     except ConfigError as exc:
         _fail(str(exc))
+
+
+def _require_key_ring(settings: Settings) -> None:
+    """Read (or, on first start, create) the key ring before serving: an unreadable or
+    malformed key file is one line and exit status 2, not a failed start-up in each worker."""
+    _key_ring(settings)
 
 
 def _require_migrated(settings: Settings) -> None:
@@ -117,6 +145,7 @@ def serve(
     if port:
         settings = replace(settings, port=port)
     _require_migrated(settings)
+    _require_key_ring(settings)
     if workers is None:
         workers = 1 if settings.is_sqlite else (os.cpu_count() or 1)
     serving.run(serving.AppFactory(settings, run_worker=not no_worker), workers=workers)
@@ -264,6 +293,7 @@ def worker() -> None:
 
     settings = load_settings()
     _require_migrated(settings)
+    _require_key_ring(settings)
     configure_logging(settings.log_level)
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(run_standalone(settings))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from limits import parse_many
 
 from rehabref.client_address import Network, parse_trusted_proxies
+from rehabref.crypto import KeyRingError, parse_key_ring
 
 
 def _flag(value: str | None, default: bool = False) -> bool:
@@ -31,7 +33,9 @@ class Settings:
     # refused (events/targets.py).
     allow_loopback_webhook_targets: bool = False
     webhook_retry_base_seconds: float = 5.0
+    # The instance key ring (crypto.py): REHABREF_SECRET_KEY, else the key file.
     secret_key: str | None = None
+    secret_key_file: str = "rehabref.key"  # noqa: S105 (a file name, not a key)
     log_level: str = "INFO"
     max_body_bytes: int = 1024 * 1024
     # How long an API key lookup is cached in-process; revocation takes effect within this.
@@ -83,6 +87,15 @@ class Settings:
     @property
     def is_sqlite(self) -> bool:
         return self.database_url.startswith("sqlite")
+
+
+def default_key_file(database_url: str) -> str:
+    """``rehabref.key`` beside a SQLite database file, else in the working directory."""
+    parts = urlsplit(database_url)
+    if parts.scheme.startswith("sqlite") and parts.path.strip("/") and ":memory:" not in parts.path:
+        database = Path(parts.path[1:] if parts.path.startswith("/") else parts.path)
+        return str(database.parent / "rehabref.key")
+    return "rehabref.key"
 
 
 class ConfigError(ValueError):
@@ -186,6 +199,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         for name in text("REHABREF_SANDBOX_TRIGGER_ORIGINS", "").split(",")
         if name.strip()
     )
+    secret_key = source.get("REHABREF_SECRET_KEY") or None
+    if secret_key is not None:
+        try:
+            parse_key_ring(secret_key)
+        except KeyRingError as exc:
+            raise ConfigError(f"REHABREF_SECRET_KEY: {exc}") from None
     try:
         trusted_proxies = parse_trusted_proxies(text("REHABREF_TRUSTED_PROXIES", ""))
     except ValueError as exc:
@@ -199,7 +218,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         rate_limit=limit("REHABREF_RATE_LIMIT", "100/second"),
         allow_loopback_webhook_targets=_flag(source.get("REHABREF_ALLOW_LOOPBACK_WEBHOOK_TARGETS")),
         webhook_retry_base_seconds=number("REHABREF_WEBHOOK_RETRY_BASE_SECONDS", 5, float, 0),
-        secret_key=source.get("REHABREF_SECRET_KEY") or None,
+        secret_key=secret_key,
+        secret_key_file=text("REHABREF_SECRET_KEY_FILE", default_key_file(database_url)),
         log_level=choice("REHABREF_LOG_LEVEL", "INFO", LOG_LEVELS),
         auth_cache_seconds=number("REHABREF_AUTH_CACHE_SECONDS", 5, float, 0),
         form_rate_limit_ip=limit("REHABREF_FORM_RATE_LIMIT_IP", "10/minute"),

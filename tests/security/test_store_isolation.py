@@ -19,6 +19,7 @@ from rehabref.links import service as links
 from rehabref.referrals import records_g
 from rehabref.referrals import store as referral_store
 from rehabref.scope import OperatorScope, PartnerScope
+from tests.support.partners import TEST_RING
 from tests.support.tenants import EXTERNAL_REF, PARTNER_REFERENCE, Tenant, seed_tenants
 
 
@@ -187,7 +188,7 @@ async def test_session_list_only_in_its_tenant(db: Database, tenants: list[Tenan
     for tenant in tenants:
         async with db.read() as conn:
             everything = await care_store.list_sessions(
-                conn, scope=_scope(tenant), where=care_store.SessionFilter()
+                conn, scope=_scope(tenant), where=care_store.SessionFilter(), ring=TEST_RING
             )
             assert [row.id for row in everything] == tenant.session_ids
             for other in tenants:
@@ -195,5 +196,6 @@ async def test_session_list_only_in_its_tenant(db: Database, tenants: list[Tenan
                     conn,
                     scope=_scope(tenant),
                     where=care_store.SessionFilter(referral_id=other.g_id),
+                    ring=TEST_RING,
                 )
                 assert bool(by_referral) == (other is tenant)

@@ -35,6 +35,7 @@ from rehabref.tables.links import ReferralLink
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral
 from tests.support.databases import fresh_database
+from tests.support.partners import TEST_RING
 from tests.support.scoping import recorded_statements, unscoped_tables
 from tests.support.tenants import EXTERNAL_REF, PARTNER_REFERENCE, Tenant, seed_tenants
 
@@ -155,6 +156,7 @@ EXERCISES: dict[Callable[..., Any], Exercise] = {
             where=care_store.SessionFilter(
                 referral_id=t.g_id, patient_phone="+2348031234567", status="completed"
             ),
+            ring=TEST_RING,
         )
     ),
 }

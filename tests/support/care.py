@@ -10,9 +10,12 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from rehabref.crypto import blind_index
 from rehabref.db import Database
 from rehabref.ids import new_id
 from rehabref.ops.auth import create_operator
+from rehabref.referrals.store import PHONE_INDEX
+from tests.support.partners import TEST_RING
 
 
 def operator_token(database_url: str) -> str:
@@ -58,11 +61,12 @@ def insert_referral(
             text(
                 "INSERT INTO referrals (id, partner_id, environment, shape, status, external_ref,"
                 " partner_reference, patient_first_name, patient_last_name, patient_phone,"
+                " patient_phone_index,"
                 " patient_city, patient_area, care_mode, reason, diagnosis,"
                 " recommended_sessions, referring_doctor, preferred_contact, created_at,"
                 " updated_at) VALUES (:id, :partner_id, :environment, :shape, :status, :ext,"
-                " :pref, :first, :last, :phone, :city, :area, :care_mode, :reason, :diagnosis,"
-                " :recommended, :doctor, :contact, :now, :now)"
+                " :pref, :first, :last, :phone, :phone_index, :city, :area, :care_mode, :reason,"
+                " :diagnosis, :recommended, :doctor, :contact, :now, :now)"
             ),
             {
                 "id": referral_id,
@@ -75,6 +79,7 @@ def insert_referral(
                 "first": first_name,
                 "last": last_name,
                 "phone": phone,
+                "phone_index": blind_index(TEST_RING, PHONE_INDEX, phone) if phone else None,
                 "city": city,
                 "area": area,
                 "care_mode": care_mode,

@@ -11,6 +11,8 @@ from rehabref.partners.service import create_partner
 from rehabref.sandbox.phones import TEST_PHONES
 
 TEST_SECRET_KEY = "test-secret-key-not-for-production"
+# The key ring of the suite's servers (blind indexes of rows written by tests themselves).
+TEST_RING = SecretBox(TEST_SECRET_KEY).ring
 
 
 def onboard(database_url: str, **options: Any) -> dict[str, Any]:

@@ -88,7 +88,9 @@ async def list_sessions(request: PlainRequest) -> Response[bytes]:
         scheduled_to_inclusive=upper[1] if upper is not None else True,
     )
     async with services.db.read() as conn:
-        rows = await care_store.list_sessions(conn, scope=PartnerScope.of(principal), where=where)
+        rows = await care_store.list_sessions(
+            conn, scope=PartnerScope.of(principal), where=where, ring=services.box.ring
+        )
     clinical = principal.contract == "g"
     items = [
         partner_session_item(row, provider_name=row.provider_name, clinical=clinical)

@@ -75,6 +75,7 @@ async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
         persist=in_transaction(services.db, create),
+        ring=services.box.ring,
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )
 
@@ -192,6 +193,7 @@ async def redeliver_event(request: PlainRequest, event_id: str) -> Response[byte
         body={},
         ttl_seconds=services.settings.idempotency_ttl_seconds,
         persist=in_transaction(services.db, redeliver),
+        ring=services.box.ring,
         conflict=no_target,
         status=202,
     )

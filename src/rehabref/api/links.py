@@ -52,6 +52,7 @@ async def create_link(request: PlainRequest) -> Response[bytes]:
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
         persist=in_transaction(services.db, create),
+        ring=services.box.ring,
         # Links have no unique field of their own: a unique violation here is the key's race.
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )

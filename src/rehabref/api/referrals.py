@@ -70,6 +70,7 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
         body=body,
         ttl_seconds=settings.idempotency_ttl_seconds,
         persist=partial(services.create_store.persist, plan),
+        ring=services.box.ring,
         conflict=lambda: _duplicate(payload.external_ref),
     )
 

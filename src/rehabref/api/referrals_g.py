@@ -65,6 +65,7 @@ async def create_referral_g(
         body=body,
         ttl_seconds=services.settings.idempotency_ttl_seconds,
         persist=partial(services.create_store.persist, plan),
+        ring=services.box.ring,
         conflict=created_g.duplicate_reference,
     )
     waiting = [m for m in plan.messages if m["state"] == "pending"]
@@ -79,6 +80,7 @@ async def create_referral_g(
         async with services.db.write() as conn:
             await amend_response(
                 conn,
+                services.box.ring,
                 partner_id=principal.partner_id,
                 environment=principal.environment,
                 key=key,

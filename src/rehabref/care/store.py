@@ -14,7 +14,9 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.crypto import KeyRing
 from rehabref.db import table
+from rehabref.referrals.store import person_conditions
 from rehabref.scope import PartnerScope
 from rehabref.tables.care import CareSession
 from rehabref.tables.matching import Physiotherapist
@@ -74,9 +76,10 @@ class SessionFilter:
 
 
 async def list_sessions(
-    conn: AsyncConnection, *, scope: PartnerScope, where: SessionFilter
+    conn: AsyncConnection, *, scope: PartnerScope, where: SessionFilter, ring: KeyRing
 ) -> Sequence[SessionListRow]:
-    """In schedule order (then session number, then id)."""
+    """In schedule order (then session number, then id). A patient's phone is matched
+    through the referral's blind index (``ring``), never compared as a value."""
     statement = (
         scope.select(_sessions, _sessions, _physios.c.name.label("provider_name"))
         .join(_referrals, _referrals.c.id == _sessions.c.referral_id)
@@ -87,7 +90,7 @@ async def list_sessions(
     if where.referral_id is not None:
         statement = statement.where(_sessions.c.referral_id == where.referral_id)
     if where.patient_phone is not None:
-        statement = statement.where(_referrals.c.patient_phone == where.patient_phone)
+        statement = statement.where(*person_conditions(ring, phone=where.patient_phone, email=None))
     if where.status is not None:
         statement = statement.where(_sessions.c.status == where.status)
     if where.scheduled_from is not None:

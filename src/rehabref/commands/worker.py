@@ -10,13 +10,13 @@ from typing import Any
 from rehabref import wiring
 from rehabref.db import Database
 from rehabref.events.worker import DeliveryWorker, config_from
-from rehabref.instance_secret import SecretBox, load_secret_key
+from rehabref.instance_secret import secret_box
 
 
 async def run_standalone(settings: Any) -> None:
     """``rehabref worker``: run until SIGTERM/SIGINT, then finish the batch and release."""
     db = Database(settings.database_url, pool_size=4)
-    box = SecretBox(await load_secret_key(db, settings.secret_key))
+    box = secret_box(settings)
     config = config_from(settings)
     channels = wiring.channel_providers(settings)
     wiring.warn_about_missing_channels(channels)

@@ -117,7 +117,12 @@ async def board(request: Request[Any, Any, Any]) -> Template | Redirect:
         scope = OperatorScope(environment=environment)
         counts = await queries.status_counts(conn, scope=scope)
         rows, has_more = await queries.board(
-            conn, scope=scope, status=status, search=search, before_id=before_id
+            conn,
+            scope=scope,
+            status=status,
+            search=search,
+            before_id=before_id,
+            ring=services_of(request).box.ring,
         )
     return page(
         "board",

@@ -8,9 +8,11 @@ from typing import Any
 from sqlalchemy import Row, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events import history
 from rehabref.referrals.status import STATUSES
+from rehabref.referrals.store import person_conditions
 from rehabref.scope import OperatorScope
 from rehabref.tables.intake import ContactTask
 from rehabref.tables.partners import Partner
@@ -37,9 +39,10 @@ async def board(
     status: str | None,
     search: str | None,
     before_id: str | None,
+    ring: KeyRing,
 ) -> tuple[list[Row[Any]], bool]:
-    """Newest first. ``search`` matches an identifier or phone exactly, a first name,
-    e-mail or city by prefix (case-insensitive)."""
+    """Newest first. ``search`` matches an identifier or phone exactly (the phone through
+    its blind index, ``ring``), a first name, e-mail or city by prefix (case-insensitive)."""
     query = scope.select(
         _referrals,
         _referrals.c.id,
@@ -65,7 +68,7 @@ async def board(
                 _referrals.c.external_ref == term,
                 _referrals.c.partner_reference == term,
                 _referrals.c.tracking_code == term,
-                _referrals.c.patient_phone == term,
+                *person_conditions(ring, phone=term, email=None),
                 func.lower(_referrals.c.patient_first_name).like(prefix),
                 func.lower(_referrals.c.patient_email).like(prefix),
                 func.lower(_referrals.c.patient_city).like(prefix),

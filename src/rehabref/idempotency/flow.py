@@ -22,6 +22,7 @@ from litestar import Response
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.errors import ApiError
 from rehabref.idempotency.service import (
@@ -71,8 +72,10 @@ async def create_idempotently(
     ttl_seconds: int,
     persist: Persist,
     conflict: Callable[[], ApiError],
+    ring: KeyRing,
     status: int = 201,
 ) -> Response[bytes]:
+    """``ring`` seals the stored answer (it holds patient data and links)."""
     if key is None:
         try:
             content = await persist(None)
@@ -86,6 +89,7 @@ async def create_idempotently(
         fingerprint=fingerprint(operation, body),
         status=status,
         ttl_seconds=ttl_seconds,
+        ring=ring,
     )
     with claim_in_process(principal.partner_id, principal.environment, key):
         for attempt in (1, 2):
@@ -95,7 +99,7 @@ async def create_idempotently(
                 return replay(answered.stored)
             except IntegrityError:
                 async with db.read() as conn:
-                    winner = await read_committed(conn, **claim.scope)
+                    winner = await read_committed(conn, ring, **claim.scope)
                 if winner is not None and winner.expired and attempt == 1:
                     # A record past its 24 h that nobody purged yet blocks the key: drop it
                     # and try once more.
@@ -118,7 +122,9 @@ def in_transaction(db: Database, create: Create) -> Persist:
     async def persist(claim: KeyClaim | None) -> bytes:
         async with db.write() as conn:
             if claim is not None:
-                stored = await lookup(conn, **claim.scope, request_fingerprint=claim.fingerprint)
+                stored = await lookup(
+                    conn, claim.ring, **claim.scope, request_fingerprint=claim.fingerprint
+                )
                 if stored is not None:
                     raise AnsweredBefore(stored)
             content = await create(conn)
@@ -133,7 +139,7 @@ async def answered_before(conn: AsyncConnection, claim: KeyClaim) -> None:
     """For a ``persist`` with work that must not be done twice before its write (a message
     to the patient): raise ``AnsweredBefore`` (or the 422 of a reused key) when the key
     already has its answer."""
-    stored = await read_committed(conn, **claim.scope)
+    stored = await read_committed(conn, claim.ring, **claim.scope)
     if stored is None or stored.expired:
         return
     if stored.fingerprint != claim.fingerprint:

@@ -23,12 +23,15 @@ from sqlalchemy import and_, bindparam, delete, func, insert, literal, select, u
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import KeyRing, is_sealed, open_sealed_bytes, seal_bytes
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.fastsql import Connection, Statement, execute, fetch_one
 from rehabref.tables.idempotency import IdempotencyRecord
 
 _records = table(IdempotencyRecord)
+# Stored answers hold patient data and live patient links: sealed at rest.
+SEALED_RESPONSE = "idempotency.response"
 _VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 _inflight: set[tuple[str, str, str]] = set()
 
@@ -49,6 +52,7 @@ class KeyClaim:
     fingerprint: str
     status: int
     ttl_seconds: int
+    ring: KeyRing
 
     @property
     def scope(self) -> dict[str, str]:
@@ -61,7 +65,7 @@ class KeyClaim:
             **self.scope,
             "fingerprint": self.fingerprint,
             "response_status": self.status,
-            "response_body": body,
+            "response_body": seal_bytes(self.ring, SEALED_RESPONSE, body),
             "expires_at": utcnow() + timedelta(seconds=self.ttl_seconds),
         }
 
@@ -138,8 +142,15 @@ _READ = Statement(select(literal(True).label("locked"), *_record_columns).where(
 _INSERT = Statement(insert(_records))
 
 
+def _opened(ring: KeyRing, stored: bytes) -> bytes:
+    # An answer stored before release 0014 sealed them is plain JSON; it expires within the
+    # idempotency window.
+    return open_sealed_bytes(ring, SEALED_RESPONSE, stored) if is_sealed(stored) else stored
+
+
 async def lookup(
     conn: AsyncConnection,
+    ring: KeyRing,
     *,
     partner_id: str,
     environment: str,
@@ -162,7 +173,7 @@ async def lookup(
         return None
     if row.fingerprint != request_fingerprint:
         raise key_reused()
-    return StoredResponse(status=row.response_status, body=bytes(row.response_body))
+    return StoredResponse(status=row.response_status, body=_opened(ring, bytes(row.response_body)))
 
 
 def key_reused() -> ApiError:
@@ -187,7 +198,7 @@ class CommittedRecord:
 
 
 async def read_committed(
-    conn: AsyncConnection, *, partner_id: str, environment: str, key: str
+    conn: AsyncConnection, ring: KeyRing, *, partner_id: str, environment: str, key: str
 ) -> CommittedRecord | None:
     """After a failed insert: the key's committed record (the race's winner, or an earlier
     request), expired or not; None when there is none."""
@@ -209,7 +220,7 @@ async def read_committed(
         return None
     return CommittedRecord(
         fingerprint=row.fingerprint,
-        response=StoredResponse(row.response_status, bytes(row.response_body)),
+        response=StoredResponse(row.response_status, _opened(ring, bytes(row.response_body))),
         expired=as_utc(row.expires_at) <= utcnow(),
     )
 
@@ -235,7 +246,13 @@ async def purge_expired(conn: AsyncConnection) -> int:
 
 
 async def amend_response(
-    conn: AsyncConnection, *, partner_id: str, environment: str, key: str, body: bytes
+    conn: AsyncConnection,
+    ring: KeyRing,
+    *,
+    partner_id: str,
+    environment: str,
+    key: str,
+    body: bytes,
 ) -> None:
     """Replace a stored answer with what the same request learnt right after its commit
     (a Shape G create whose message a provider accepted), so replays say the same."""
@@ -246,5 +263,5 @@ async def amend_response(
             _records.c.environment == environment,
             _records.c.key == key,
         )
-        .values(response_body=body)
+        .values(response_body=seal_bytes(ring, SEALED_RESPONSE, body))
     )

@@ -15,8 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, or_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
+from rehabref.crypto import KeyRing, blind_index, blind_indexes
 from rehabref.db import table
 from rehabref.fastsql import Connection, Statement, fetch_all, fetch_one
 from rehabref.referrals.rows import ReferralRow
@@ -170,3 +172,51 @@ async def list_referrals(
     )
     rows = await fetch_all(conn, statement, params)
     return rows[:limit], len(rows) > limit
+
+
+PHONE_INDEX = "phone"
+EMAIL_INDEX = "email"
+
+
+def with_person_indexes(ring: KeyRing, referral: dict[str, Any]) -> dict[str, Any]:
+    """A new referral row with the blind indexes of its patient's phone and e-mail, under the
+    ring's current key: what every writer of a referral stores."""
+    phone = referral.get("patient_phone")
+    email = referral.get("patient_email")
+    return {
+        **referral,
+        "patient_phone_index": blind_index(ring, PHONE_INDEX, phone) if phone else None,
+        "patient_email_index": blind_index(ring, EMAIL_INDEX, email) if email else None,
+    }
+
+
+def person_conditions(ring: KeyRing, *, phone: str | None, email: str | None) -> list[Any]:
+    """WHERE conditions matching a person's referrals through the blind indexes (under every
+    key of the ring: rows written before a rotation carry an older key's index)."""
+    conditions: list[Any] = []
+    if phone:
+        conditions.append(
+            _referrals.c.patient_phone_index.in_(blind_indexes(ring, PHONE_INDEX, phone))
+        )
+    if email:
+        conditions.append(
+            _referrals.c.patient_email_index.in_(blind_indexes(ring, EMAIL_INDEX, email))
+        )
+    return conditions
+
+
+async def unscoped_referral_ids_of_person(
+    conn: AsyncConnection, ring: KeyRing, *, phone: str | None = None, email: str | None = None
+) -> list[str]:
+    """Every referral (any partner, any environment) whose patient has this phone (E.164) or
+    this e-mail address, oldest first; found through the keyed blind indexes, so the lookup
+    needs the key ring and the database never compares the values themselves. For
+    data-subject requests (export, erasure, consent withdrawal): across every tenant, so the
+    caller is an operator or the CLI, never a partner key."""
+    conditions = person_conditions(ring, phone=phone, email=email)
+    if not conditions:
+        return []
+    rows = await conn.execute(
+        select(_referrals.c.id).where(or_(*conditions)).order_by(_referrals.c.id)
+    )
+    return [str(row.id) for row in rows]

@@ -7,7 +7,6 @@ tests). Table modules import only the kernel (``rehabref.db`` and friends).
 from __future__ import annotations
 
 from rehabref.db import Base
-from rehabref.instance_secret import InstanceSetting
 from rehabref.tables import (
     care,
     channels,
@@ -24,7 +23,6 @@ from rehabref.tables import (
 )
 
 __all__ = [
-    "InstanceSetting",
     "care",
     "channels",
     "eligibility",

@@ -53,6 +53,10 @@ class Referral(Base):
     patient_last_name: Mapped[str | None] = mapped_column(String(100), nullable=True)
     patient_phone: Mapped[str | None] = mapped_column(String(20), nullable=True, index=True)
     patient_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    # Keyed blind indexes (crypto.blind_index) of the phone and e-mail: a person's referrals
+    # are found by these (referrals.store.unscoped_referral_ids_of_person), never by the values.
+    patient_phone_index: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    patient_email_index: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     patient_city: Mapped[str] = mapped_column(String(100))
     patient_area: Mapped[str | None] = mapped_column(String(100), nullable=True)
 

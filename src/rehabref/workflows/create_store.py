@@ -24,9 +24,11 @@ from typing import Protocol
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.events.outbox import active_endpoints
 from rehabref.idempotency.service import KeyClaim
+from rehabref.referrals.store import with_person_indexes
 from rehabref.tables.channels import OutboundMessage
 from rehabref.tables.eligibility import ReferralCoverage
 from rehabref.tables.events import Delivery, Event
@@ -46,8 +48,8 @@ class CreateStore(Protocol):
         ...
 
 
-def create_store(db: Database) -> CreateStore:
-    return PortableCreateStore(db) if db.is_sqlite else PostgresCreateStore(db)
+def create_store(db: Database, ring: KeyRing) -> CreateStore:
+    return PortableCreateStore(db, ring) if db.is_sqlite else PostgresCreateStore(db, ring)
 
 
 _referrals = table(Referral)
@@ -66,12 +68,14 @@ _records = table(IdempotencyRecord)
 class PortableCreateStore:
     """Any database SQLAlchemy speaks: Core inserts in one write transaction."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, ring: KeyRing) -> None:
         self._db = db
+        self._ring = ring
 
     async def persist(self, plan: CreatePlan, claim: KeyClaim | None) -> bytes:
+        referral = with_person_indexes(self._ring, plan.referral)
         async with self._db.write() as conn:
-            await _insert(conn, _referrals, [plan.referral])
+            await _insert(conn, _referrals, [referral])
             await _insert(conn, _transitions, plan.transitions)
             await _insert(conn, _sessions, plan.assistant_sessions)
             await _insert(conn, _tasks, plan.contact_tasks)

@@ -23,11 +23,13 @@ import asyncpg
 import msgspec
 from sqlalchemy.exc import IntegrityError
 
+from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.errors import ApiError
 from rehabref.events.outbox import Endpoint, active_endpoints
 from rehabref.fastsql import RawConnection
 from rehabref.idempotency.service import KeyClaim
+from rehabref.referrals.store import with_person_indexes
 from rehabref.workflows.create_plan import CreatePlan
 
 # $1 the referral; $2-$10 arrays of rows; $11 the idempotency record (0 or 1; its body in
@@ -50,14 +52,16 @@ new_referral AS (
     INSERT INTO referrals (
         id, partner_id, environment, shape, status, external_ref, partner_reference,
         tracking_code, patient_first_name, patient_last_name, patient_phone, patient_email,
-        patient_city, patient_area, reason, care_mode, preferred_contact, route,
+        patient_phone_index, patient_email_index, patient_city, patient_area, reason, care_mode,
+        preferred_contact, route,
         consent_accepted, consent_accepted_at, consent_version, consent_source,
         partner_metadata, diagnosis, recommended_sessions, priority, referring_doctor,
         billing_mode, callback_url, link_id, campaign, created_at, updated_at)
     SELECT
         id, partner_id, environment, shape, status, external_ref, partner_reference,
         tracking_code, patient_first_name, patient_last_name, patient_phone, patient_email,
-        patient_city, patient_area, reason, care_mode, preferred_contact, route,
+        patient_phone_index, patient_email_index, patient_city, patient_area, reason, care_mode,
+        preferred_contact, route,
         consent_accepted, consent_accepted_at, consent_version, consent_source,
         partner_metadata, diagnosis, recommended_sessions, priority, referring_doctor,
         billing_mode, callback_url, link_id, campaign, created_at, updated_at
@@ -149,8 +153,9 @@ _CACHED_SCOPES = 10_000
 
 
 class PostgresCreateStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, ring: KeyRing) -> None:
         self._db = db
+        self._ring = ring
         # (partner, environment) -> its active endpoints as last read; checked by every create.
         self._endpoints: dict[tuple[str, str], Sequence[Endpoint]] = {}
 
@@ -158,7 +163,7 @@ class PostgresCreateStore:
         scope = (plan.partner_id, plan.environment)
         encode = msgspec.json.encode
         rows = [
-            encode(plan.referral).decode(),
+            encode(with_person_indexes(self._ring, plan.referral)).decode(),
             encode(plan.transitions).decode(),
             encode(plan.assistant_sessions).decode(),
             encode(plan.contact_tasks).decode(),

@@ -1,0 +1,126 @@
+"""What the database holds at rest: stored idempotent replies are sealed (AES-GCM, key id in
+the envelope) yet replay byte for byte; a person's referrals are found through the keyed
+blind indexes of phone and e-mail (referrals.store.unscoped_referral_ids_of_person).
+
+Real server and database (SQLite or PostgreSQL, per REHABREF_TEST_DATABASE).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from rehabref.crypto import blind_index, open_sealed_bytes, parse_key_ring
+from rehabref.db import Database
+from rehabref.idempotency.service import SEALED_RESPONSE
+from rehabref.instance_secret import SecretBox
+from rehabref.referrals.store import unscoped_referral_ids_of_person
+from tests.shapeg.bodies import g_referral
+from tests.support.api import REFERRALS, bearer
+from tests.support.partners import TEST_SECRET_KEY
+from tests.support.payloads import v1_referral
+
+RING = SecretBox(TEST_SECRET_KEY).ring
+
+
+def _stored_reply(sql: Engine, partner: dict[str, Any], key: str) -> bytes:
+    with sql.connect() as conn:
+        return bytes(
+            conn.execute(
+                text(
+                    "SELECT response_body FROM idempotency_records"
+                    " WHERE partner_id = :partner AND key = :key"
+                ),
+                {"partner": partner["partner_id"], "key": key},
+            ).scalar_one()
+        )
+
+
+def test_stored_replies_are_sealed_and_replay_byte_for_byte(client, partner, sql):
+    key = f"idem-{uuid.uuid4()}"
+    body = v1_referral(
+        patient={"first_name": "Chiamaka", "phone": "+2348035550101", "city": "Lagos"}
+    )
+    headers = {**bearer(partner["keys"]["sk_test"]), "Idempotency-Key": key}
+    first = client.post(REFERRALS, json=body, headers=headers)
+    assert first.status_code == 201, first.text
+    replay = client.post(REFERRALS, json=body, headers=headers)
+    assert replay.status_code == 201
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.content == first.content
+
+    stored = _stored_reply(sql, partner, key)
+    assert stored.startswith(b"s1.k0.")
+    referral_id = first.json()["referral_id"]
+    assert referral_id.encode() not in stored
+    assert open_sealed_bytes(RING, SEALED_RESPONSE, stored) == first.content
+
+
+def test_shape_g_amended_replies_stay_sealed(client, make_partner, sql):
+    partner = make_partner(contract="g")
+    key = f"idem-{uuid.uuid4()}"
+    headers = {**bearer(partner["keys"]["sk_test"]), "Idempotency-Key": key}
+    body = g_referral()
+    first = client.post("/v1/partner/referrals", json=body, headers=headers)
+    assert first.status_code == 201, first.text
+    replay = client.post("/v1/partner/referrals", json=body, headers=headers)
+    assert replay.status_code == 201, replay.text
+    assert replay.content == first.content
+    stored = _stored_reply(sql, partner, key)
+    assert stored.startswith(b"s1.")
+    assert open_sealed_bytes(RING, SEALED_RESPONSE, stored) == replay.content
+
+
+def _ids_of_person(database_url: str, **person: str) -> list[str]:
+    async def work() -> list[str]:
+        db = Database(database_url, pool_size=1)
+        try:
+            async with db.read() as conn:
+                return await unscoped_referral_ids_of_person(conn, RING, **person)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(work())
+
+
+def test_a_persons_referrals_are_found_by_phone_or_email_through_the_blind_index(
+    client, partner, make_partner, sql, database_url
+):
+    phone = f"+23480{uuid.uuid4().int % 10**8:08d}"
+    email = f"Ada.{uuid.uuid4().hex[:8]}@Example.com"
+    other = make_partner()
+    made = []
+    for owner, patient in [
+        (partner, {"first_name": "Ada", "phone": phone, "city": "Lagos"}),
+        (other, {"first_name": "Ada", "phone": phone, "email": email, "city": "Abuja"}),
+        (partner, {"first_name": "Bola", "email": email.lower(), "city": "Ibadan"}),
+    ]:
+        contact = "messaging" if "phone" in patient else "email"
+        body = v1_referral(patient=patient, preferred_contact=contact)
+        response = client.post(
+            REFERRALS,
+            json=body,
+            headers={**bearer(owner["keys"]["sk_test"]), "Idempotency-Key": str(uuid.uuid4())},
+        )
+        assert response.status_code == 201, response.text
+        made.append(response.json()["referral_id"])
+
+    assert _ids_of_person(database_url, phone=phone) == sorted(made[:2])
+    assert _ids_of_person(database_url, email=email.upper()) == sorted(made[1:])
+    assert _ids_of_person(database_url, phone=phone, email=email) == sorted(made)
+    assert _ids_of_person(database_url, phone="+2348000000000") == []
+    assert _ids_of_person(database_url) == []
+
+    with sql.connect() as conn:
+        stored = conn.execute(
+            text("SELECT patient_phone_index FROM referrals WHERE id = :id"), {"id": made[0]}
+        ).scalar_one()
+    assert stored == blind_index(RING, "phone", phone)
+    assert phone not in stored
+    # Another key gives another index: the index cannot be checked against guessed numbers
+    # without the key.
+    assert stored != blind_index(parse_key_ring(f"k1:{'x' * 43}"), "phone", phone)

@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from rehabref.commands.audit import audit_app
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
@@ -37,6 +38,7 @@ operators_app = typer.Typer(
 app.add_typer(operators_app, name="operators")
 app.add_typer(physios_app, name="physios")
 app.add_typer(members_app, name="members")
+app.add_typer(audit_app, name="audit")
 
 
 def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:

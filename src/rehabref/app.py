@@ -18,6 +18,7 @@ from rehabref.api import eligibility as eligibility_endpoints
 from rehabref.api import events as event_endpoints
 from rehabref.api import links as link_endpoints
 from rehabref.api import referrals as referral_endpoints
+from rehabref.api.audit_reads import record_api_read
 from rehabref.config import Settings, load_settings
 from rehabref.console import routes as console_routes
 from rehabref.db import Database
@@ -141,7 +142,7 @@ JSON_ROUTES = [
 
 
 def serve_json_routes(app: Litestar, settings: Settings) -> ASGIApp:
-    return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes)
+    return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes, audit=record_api_read)
 
 
 def build_asgi_app(settings: Settings, *, run_worker: bool) -> ASGIApp:

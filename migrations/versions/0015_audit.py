@@ -73,7 +73,7 @@ def upgrade() -> None:
             sa.Column("role", sa.String(length=20), server_default="coordinator", nullable=False)
         )
         batch_op.add_column(sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True))
-        batch_op.add_column(sa.Column("totp_secret", sa.String(length=64), nullable=True))
+        batch_op.add_column(sa.Column("totp_secret", sa.String(length=255), nullable=True))
     op.create_table(
         "console_sessions",
         sa.Column("id", sa.String(length=40), nullable=False),

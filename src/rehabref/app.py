@@ -27,6 +27,7 @@ from rehabref.events import worker as delivery_worker
 from rehabref.instance_secret import SecretBox, load_secret_key
 from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
+from rehabref.ops import audit_endpoints as audit_ops_endpoints
 from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
@@ -136,6 +137,7 @@ JSON_ROUTES = [
     *matching_endpoints.ROUTES,
     *care_ops_endpoints.ROUTES,
     *event_ops_endpoints.ROUTES,
+    *audit_ops_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
 ]

@@ -67,6 +67,8 @@ class Settings:
     # How long a message worker's claim on a message lasts: a worker that dies mid-send
     # leaves it to others after this (a provider call never takes longer than 10 s).
     message_lease_seconds: float = 60.0
+    # A console session with no request for this long is signed out (server-side last seen).
+    console_idle_seconds: float = 15 * 60.0
 
     @property
     def base_url(self) -> str:
@@ -196,4 +198,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         email_from=source.get("REHABREF_EMAIL_FROM") or None,
         message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0.1),
         message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
+        console_idle_seconds=60 * number("REHABREF_CONSOLE_IDLE_MINUTES", 15, float, 1),
     )

@@ -9,6 +9,7 @@ from typing import Any
 from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
+from rehabref.console.audit_page import viewed
 from rehabref.console.referral_view import render_referral
 from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
 from rehabref.console.session import signed_in
@@ -25,7 +26,10 @@ async def referral_page(request: Request[Any, Any, Any], referral_id: str) -> Te
     signed = await signed_in(request)
     if signed is None:
         return to_login()
-    return await render_referral(request, signed, referral_id)
+    answer = await render_referral(request, signed, referral_id)
+    if answer.status_code == 200:
+        await viewed(request, signed, "referral.read", referral_id)
+    return answer
 
 
 def _appointment(form: Any) -> AppointmentChange:

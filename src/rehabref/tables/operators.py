@@ -28,9 +28,9 @@ class Operator(Base):
     role: Mapped[str] = mapped_column(String(20), server_default="coordinator")
     # The token stops working at this moment (null: no expiry).
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    # Base32 TOTP secret once enrolled (``rehabref operators enrol-totp``): console sign-in
-    # then also asks for the current six-digit code.
-    totp_secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # The TOTP secret (base32, sealed with the instance secret) once enrolled
+    # (``rehabref operators enrol-totp``): console sign-in then also asks for the code.
+    totp_secret: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class ConsoleSession(Base):

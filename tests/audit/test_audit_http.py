@@ -6,16 +6,18 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import text, update
 
 from rehabref.audit.verify import verify_chain
-from rehabref.db import Database
+from rehabref.db import Database, table
+from rehabref.tables.operators import Operator
 from tests.audit.operators import create
 from tests.conftest import auth
 from tests.support.operators import OPS, op_headers
 from tests.support.payloads import v1_referral
 
 AUDIT = f"{OPS}/audit-events"
+_operators = table(Operator)
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +185,9 @@ def test_an_expired_operator_token_is_401(client, database_url, sql):
     assert client.get(AUDIT, headers=headers).status_code == 200
     with sql.begin() as conn:
         conn.execute(
-            text("UPDATE operators SET expires_at = :at WHERE id = :id"),
-            {"at": datetime.now(UTC) - timedelta(seconds=1), "id": made["operator_id"]},
+            update(_operators)
+            .where(_operators.c.id == made["operator_id"])
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
         )
     expired = client.get(AUDIT, headers=headers)
     assert expired.status_code == 401

@@ -1,7 +1,7 @@
 """Audit trail (hash-chained, append-only); operator roles, token expiry, TOTP; console sessions
 
-- ``audit_events``: one row per read or change of patient data, chained by ``hash``;
-  ``audit_chain``: its one-row head (seq 0 and the all-zero genesis hash to start).
+- ``audit_events``: one row per read or change of patient data, in 16 hash chains;
+  ``audit_chain``: one head row per chain (seq 0 and the all-zero genesis hash to start).
 - On PostgreSQL a trigger refuses UPDATE and DELETE on ``audit_events``.
 - ``operators``: ``role`` (coordinator | admin), ``expires_at``, ``totp_secret``.
 - ``console_sessions``: each signed-in console browser's last request (idle sign-out).
@@ -22,6 +22,7 @@ branch_labels = None
 depends_on = None
 
 GENESIS = "0" * 64
+CHAINS = 16  # rehabref.tables.audit.CHAINS at this revision
 
 APPEND_ONLY = """
 CREATE FUNCTION audit_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -42,6 +43,7 @@ def upgrade() -> None:
     op.create_table(
         "audit_events",
         sa.Column("id", sa.String(length=40), nullable=False),
+        sa.Column("chain", sa.Integer(), nullable=False),
         sa.Column("seq", sa.BigInteger(), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("actor_kind", sa.String(length=20), nullable=False),
@@ -53,10 +55,10 @@ def upgrade() -> None:
         sa.Column("prev_hash", sa.String(length=64), nullable=False),
         sa.Column("hash", sa.String(length=64), nullable=False),
         sa.PrimaryKeyConstraint("id"),
-        sa.UniqueConstraint("seq"),
+        sa.UniqueConstraint("chain", "seq", name="uq_audit_events_chain_seq"),
     )
-    op.create_index("ix_audit_events_referral_seq", "audit_events", ["referral_id", "seq"])
-    op.create_index("ix_audit_events_actor_seq", "audit_events", ["actor_id", "seq"])
+    op.create_index("ix_audit_events_referral_id", "audit_events", ["referral_id", "id"])
+    op.create_index("ix_audit_events_actor_id", "audit_events", ["actor_id", "id"])
     chain = op.create_table(
         "audit_chain",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -65,7 +67,10 @@ def upgrade() -> None:
         sa.Column("hash", sa.String(length=64), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.bulk_insert(chain, [{"id": 1, "seq": 0, "prev_hash": GENESIS, "hash": GENESIS}])
+    op.bulk_insert(
+        chain,
+        [{"id": n, "seq": 0, "prev_hash": GENESIS, "hash": GENESIS} for n in range(1, CHAINS + 1)],
+    )
     if op.get_bind().dialect.name == "postgresql":
         op.execute(APPEND_ONLY)
     with op.batch_alter_table("operators", schema=None) as batch_op:

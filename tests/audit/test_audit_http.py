@@ -35,7 +35,7 @@ def _records(sql, referral_id):
         return conn.execute(
             text(
                 "SELECT actor_kind, actor_id, action, referral_id, subject, request_id "
-                "FROM audit_events WHERE referral_id = :r ORDER BY seq"
+                "FROM audit_events WHERE referral_id = :r ORDER BY at, id"
             ),
             {"r": referral_id},
         ).all()
@@ -128,7 +128,7 @@ def test_admins_list_the_trail_with_filters_and_pages(client, partner, admin):
     assert set(page) == {"data", "has_more", "next_cursor"}
     assert [item["action"] for item in page["data"]] == ["referral.read", "referral.read"]
     assert page["has_more"] is True
-    assert page["data"][0]["seq"] > page["data"][1]["seq"]  # newest first
+    assert page["data"][0]["at"] >= page["data"][1]["at"]  # newest first
     rest = client.get(
         AUDIT,
         params={"referral_id": referral_id, "limit": 2, "cursor": page["next_cursor"]},

@@ -16,13 +16,15 @@ from rehabref.audit.chain import GENESIS, Entry, link_hash
 from rehabref.audit.trail import entry, record, record_read
 from rehabref.audit.verify import verify_chain
 from rehabref.db import Database, sync_url
+from rehabref.tables.audit import CHAINS
 from tests.support.databases import fresh_database
 from tests.support.partners import TEST_SECRET_KEY
 from tests.support.server import isolated_environ
 
 
 async def _append(url: str, count: int, *, actor: str = "operator:opr_test") -> None:
-    db = Database(url, pool_size=2)
+    # One connection: on PostgreSQL all of these appends go to that connection's chain.
+    db = Database(url, pool_size=1)
     try:
         for n in range(count):
             async with db.write() as conn:
@@ -68,9 +70,10 @@ def test_the_hash_is_sha256_of_position_fields_and_previous_hash():
     assert item.canonical() == (
         '["aud_1",1767323045678901,"operator","opr_1","referral.read","ref_1",null,"req_1"]'
     )
-    first = link_hash(1, item.canonical(), GENESIS)
-    assert first != link_hash(2, item.canonical(), GENESIS)
-    assert first != link_hash(1, item.canonical().replace("ref_1", "ref_2"), GENESIS)
+    first = link_hash(1, 1, item.canonical(), GENESIS)
+    assert first != link_hash(1, 2, item.canonical(), GENESIS)
+    assert first != link_hash(2, 1, item.canonical(), GENESIS)
+    assert first != link_hash(1, 1, item.canonical().replace("ref_1", "ref_2"), GENESIS)
     assert len(first) == 64
 
 
@@ -80,13 +83,19 @@ def test_appends_chain_and_verify(database_url, sql):
     assert verdict.intact, verdict
     with sql.connect() as conn:
         rows = conn.execute(
-            text("SELECT seq, prev_hash, hash FROM audit_events ORDER BY seq")
+            text("SELECT chain, seq, prev_hash, hash FROM audit_events ORDER BY chain, seq")
         ).all()
-        head = conn.execute(text("SELECT seq, hash FROM audit_chain")).one()
-    assert [row.seq for row in rows] == list(range(1, len(rows) + 1))
-    for before, after in itertools.pairwise(rows):
-        assert after.prev_hash == before.hash
-    assert (head.seq, head.hash) == (rows[-1].seq, rows[-1].hash)
+        heads = {
+            head.id: head for head in conn.execute(text("SELECT id, seq, hash FROM audit_chain"))
+        }
+    assert len(heads) == CHAINS
+    for chain, links in itertools.groupby(rows, key=lambda row: row.chain):
+        chained = list(links)
+        assert [row.seq for row in chained] == list(range(1, len(chained) + 1))
+        assert chained[0].prev_hash == GENESIS
+        for before, after in itertools.pairwise(chained):
+            assert after.prev_hash == before.hash
+        assert (heads[chain].seq, heads[chain].hash) == (chained[-1].seq, chained[-1].hash)
     assert verdict.checked == len(rows)
 
 

@@ -1,10 +1,10 @@
 """The hash chain of the audit trail, as pure functions.
 
 Threat: someone with database access edits, deletes or inserts an audit record to hide a
-read. Each record's ``hash`` is SHA-256 over its position, its canonical text and the previous
-record's hash, so changing any stored field, or removing or reordering a record, breaks the
-chain from that record on (``rehabref audit verify``). The canonical text holds only the
-record's own fields (ids, never patient data).
+read. Each record's ``hash`` is SHA-256 over its chain and position, its canonical text and
+the previous record's hash in that chain, so changing any stored field, or removing, moving
+or reordering a record, breaks its chain from that record on (``rehabref audit verify``).
+The canonical text holds only the record's own fields (ids, never patient data).
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ class Entry:
         return json.dumps(fields, separators=(",", ":"), ensure_ascii=True)
 
 
-def link_hash(seq: int, canonical: str, prev_hash: str) -> str:
+def link_hash(chain: int, seq: int, canonical: str, prev_hash: str) -> str:
     """The record's hash; PostgreSQL computes the same in ``trail.APPEND`` (keep in step)."""
-    return hashlib.sha256(f"{seq}\n{canonical}\n{prev_hash}".encode()).hexdigest()
+    return hashlib.sha256(f"{chain}:{seq}\n{canonical}\n{prev_hash}".encode()).hexdigest()
 
 
 def split_actor(actor: str) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""Reading the audit trail back: filtered, newest first, in keyset pages by ``seq``."""
+"""Reading the audit trail back: filtered, newest first, in keyset pages by record id
+(ids are time-ordered; ``seq`` is a position within one of the chains)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from rehabref.db import table
 from rehabref.tables.audit import AuditEvent
 
 _events = table(AuditEvent)
-_SEQ = re.compile(r"^[1-9][0-9]{0,17}$")
+_AUDIT_ID = re.compile(r"^aud_[0-9A-Za-z]{1,30}$")
 _ID = re.compile(r"^[A-Za-z0-9_:.\-]{1,100}$")
 
 
@@ -25,8 +26,7 @@ class AuditQuery:
     """The filters of ``GET /api/v1/ops/audit-events`` and the console page, parsed."""
 
     def __init__(self, query: Mapping[str, str], problems: dict[str, str]) -> None:
-        self.limit, cursor = page_params(query, _decode, problems)
-        self.before_seq = int(cursor) if cursor is not None else None
+        self.limit, self.before_id = page_params(query, _decode, problems)
         self.referral_id = _identifier(query, "referral_id", problems)
         self.actor_id = _identifier(query, "actor_id", problems)
         self.since: datetime | None = None
@@ -39,11 +39,11 @@ class AuditQuery:
 
 
 def _decode(cursor: str) -> str | None:
-    return decode_cursor(cursor, _SEQ)
+    return decode_cursor(cursor, _AUDIT_ID)
 
 
-def encode(seq: str) -> str:
-    return encode_cursor(seq)
+def encode(last_id: str) -> str:
+    return encode_cursor(last_id)
 
 
 def _identifier(query: Mapping[str, str], name: str, problems: dict[str, str]) -> str | None:
@@ -57,15 +57,15 @@ def _identifier(query: Mapping[str, str], name: str, problems: dict[str, str]) -
 
 
 async def list_events(conn: AsyncConnection, where: AuditQuery) -> tuple[Sequence[Row[Any]], bool]:
-    statement = select(_events).order_by(_events.c.seq.desc()).limit(where.limit + 1)
+    statement = select(_events).order_by(_events.c.id.desc()).limit(where.limit + 1)
     if where.referral_id is not None:
         statement = statement.where(_events.c.referral_id == where.referral_id)
     if where.actor_id is not None:
         statement = statement.where(_events.c.actor_id == where.actor_id)
     if where.since is not None:
         statement = statement.where(_events.c.at >= where.since)
-    if where.before_seq is not None:
-        statement = statement.where(_events.c.seq < where.before_seq)
+    if where.before_id is not None:
+        statement = statement.where(_events.c.id < where.before_id)
     rows = (await conn.execute(statement)).all()
     return rows[: where.limit], len(rows) > where.limit
 
@@ -73,6 +73,7 @@ async def list_events(conn: AsyncConnection, where: AuditQuery) -> tuple[Sequenc
 def event_view(row: Row[Any]) -> dict[str, Any]:
     return {
         "id": row.id,
+        "chain": row.chain,
         "seq": row.seq,
         "at": iso(row.at),
         "actor_kind": row.actor_kind,

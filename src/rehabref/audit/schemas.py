@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 class AuditEventRecord(BaseModel):
     id: str
+    chain: int
     seq: int
     at: str
     actor_kind: str

@@ -4,11 +4,15 @@ Threat: a read or change of patient data that leaves no trace, or a trace that c
 rewritten. A change is recorded in the transaction that makes it (both or neither); a read
 after it succeeded, in its own one-statement transaction.
 
-Concurrency: every append moves the one-row chain head (``audit_chain``). On PostgreSQL the
-append is one statement (``APPEND``): the UPDATE of the head locks it until the transaction
-ends, so concurrent appends take their ``seq`` and ``prev_hash`` strictly one after another,
-and a rolled-back append never leaves a record others chained to. On SQLite the single writer
-already serialises transactions. There is no update or delete path in this package.
+Concurrency: every append moves the head row of its chain (``audit_chain``). On PostgreSQL
+the append is one statement (``APPEND``): the UPDATE of the head locks it until the
+transaction ends, so concurrent appends to a chain take their ``seq`` and ``prev_hash``
+strictly one after another, and a rolled-back append never leaves a record others chained to.
+The lock is held through the commit's WAL flush, so one chain carries about one append per
+flush; each database connection therefore appends to its own chain of ``CHAINS`` (by its
+backend pid), and connections wait only when they share one (measured in
+docs/security.md). On SQLite the single writer already serialises transactions: one chain.
+There is no update or delete path in this package.
 """
 
 from __future__ import annotations
@@ -24,34 +28,40 @@ from rehabref.db import Database, table
 from rehabref.fastsql import Connection, RawConnection
 from rehabref.ids import new_id
 from rehabref.logging import request_id_var
-from rehabref.tables.audit import AuditChain, AuditEvent
+from rehabref.tables.audit import CHAINS, AuditChain, AuditEvent
 
 _events = table(AuditEvent)
 _chain = table(AuditChain)
 
 # The record's columns as parameters (canonical text first). The hash expression is
-# ``chain.link_hash`` in SQL: sha256("{seq}\n{canonical}\n{prev_hash}"), hex.
-_CTES = """
+# ``chain.link_hash`` in SQL: sha256("{chain}:{seq}\n{canonical}\n{prev_hash}"), hex.
+_CTES = (
+    """
 audit_head AS (
     UPDATE audit_chain SET
         seq = seq + 1,
         prev_hash = hash,
         hash = encode(sha256(convert_to(
-            (seq + 1)::text || chr(10) || CAST({canonical} AS text) || chr(10) || hash,
+            id::text || ':' || (seq + 1)::text || chr(10) || CAST({canonical} AS text)
+            || chr(10) || hash,
             'UTF8')), 'hex')
-    WHERE id = 1 AND {when}
-    RETURNING seq, prev_hash, hash
+    WHERE id = 1 + pg_backend_pid() % """
+    + str(CHAINS)
+    + """ AND {when}
+    RETURNING id, seq, prev_hash, hash
 ),
 new_audit_event AS (
     INSERT INTO audit_events (
-        id, seq, at, actor_kind, actor_id, action, referral_id, subject, request_id,
+        id, chain, seq, at, actor_kind, actor_id, action, referral_id, subject, request_id,
         prev_hash, hash)
     SELECT
-        CAST({id} AS text), seq, CAST({at} AS timestamptz), CAST({actor_kind} AS text),
+        CAST({id} AS text), audit_head.id, seq, CAST({at} AS timestamptz),
+        CAST({actor_kind} AS text),
         CAST({actor_id} AS text), CAST({action} AS text), CAST({referral_id} AS text),
         CAST({subject} AS text), CAST({request_id} AS text), prev_hash, hash
     FROM audit_head
 )"""
+)
 _NAMES = (
     "canonical",
     "id",
@@ -142,11 +152,12 @@ def _named(item: Entry) -> dict[str, object]:
 async def _append_portably(conn: AsyncConnection, item: Entry) -> None:
     head = (await conn.execute(select(_chain.c.seq, _chain.c.hash).where(_chain.c.id == 1))).one()
     seq = head.seq + 1
-    digest = link_hash(seq, item.canonical(), head.hash)
+    digest = link_hash(1, seq, item.canonical(), head.hash)
     named = _named(item)
     del named["canonical"]
     await conn.execute(
-        _events.insert(), {**named, "seq": seq, "prev_hash": head.hash, "hash": digest}
+        _events.insert(),
+        {**named, "chain": 1, "seq": seq, "prev_hash": head.hash, "hash": digest},
     )
     await conn.execute(
         update(_chain).where(_chain.c.id == 1).values(seq=seq, prev_hash=head.hash, hash=digest)

@@ -1,14 +1,14 @@
 """``rehabref audit verify``: walk the chain from record 1 and find the first broken link.
 
 Threat: an edited, deleted, inserted or reordered audit record. Each record must have the next
-``seq``, the previous record's hash as ``prev_hash``, and a ``hash`` that matches its stored
-fields; the chain head must point at the last record. Read in pages of ``batch`` rows, so a
-long trail is verified in constant memory.
+``seq`` of its chain, the previous record's hash as ``prev_hash``, and a ``hash`` that
+matches its stored fields; each chain's head must point at its last record. Read in pages
+of ``batch`` rows, so a long trail is verified in constant memory.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import Row, select
@@ -26,22 +26,39 @@ _chain = table(AuditChain)
 class Verdict:
     intact: bool
     checked: int
-    # The first record that does not fit (its seq and id), and why.
+    # The first record that does not fit (its chain, seq and id), and why.
+    broken_chain: int | None = None
     broken_seq: int | None = None
     broken_id: str | None = None
     problem: str | None = None
 
 
 async def verify_chain(conn: AsyncConnection, *, batch: int = 1000) -> Verdict:
-    # The head first: records appended while we walk come after it and are left for the
-    # next run; every record up to the head's seq was committed with it.
-    head = (await conn.execute(select(_chain.c.seq, _chain.c.hash))).one()
+    """Every chain, in turn; the first broken record found, or the total checked."""
+    # The heads first: records appended while we walk come after them and are left for the
+    # next run; every record up to a head's seq was committed with it.
+    heads = (await conn.execute(select(_chain).order_by(_chain.c.id))).all()
+    total = 0
+    for head in heads:
+        verdict = await _verify_one(conn, head, batch)
+        if not verdict.intact:
+            return replace(verdict, checked=total + verdict.checked)
+        total += verdict.checked
+    return Verdict(True, total)
+
+
+async def _verify_one(conn: AsyncConnection, head: Row[Any], batch: int) -> Verdict:
+    chain = head.id
     expected_seq, prev_hash, checked = 1, GENESIS, 0
     while expected_seq <= head.seq:
         rows = (
             await conn.execute(
                 select(_events)
-                .where(_events.c.seq >= expected_seq, _events.c.seq <= head.seq)
+                .where(
+                    _events.c.chain == chain,
+                    _events.c.seq >= expected_seq,
+                    _events.c.seq <= head.seq,
+                )
                 .order_by(_events.c.seq)
                 .limit(batch)
             )
@@ -49,7 +66,7 @@ async def verify_chain(conn: AsyncConnection, *, batch: int = 1000) -> Verdict:
         for row in rows:
             problem = _problem(row, expected_seq, prev_hash)
             if problem is not None:
-                return Verdict(False, checked, row.seq, row.id, problem)
+                return Verdict(False, checked, chain, row.seq, row.id, problem)
             checked += 1
             expected_seq, prev_hash = row.seq + 1, row.hash
         if len(rows) < batch:
@@ -58,6 +75,7 @@ async def verify_chain(conn: AsyncConnection, *, batch: int = 1000) -> Verdict:
         return Verdict(
             False,
             checked,
+            chain,
             checked + 1,
             None,
             f"the chain head says record {head.seq} is the last; the trail does not end there",
@@ -80,6 +98,6 @@ def _problem(row: Row[Any], expected_seq: int, prev_hash: str) -> str | None:
         subject=row.subject,
         request_id=row.request_id,
     )
-    if link_hash(row.seq, stored.canonical(), prev_hash) != row.hash:
+    if link_hash(row.chain, row.seq, stored.canonical(), prev_hash) != row.hash:
         return "hash does not match the record's fields"
     return None

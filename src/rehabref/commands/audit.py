@@ -29,12 +29,12 @@ def verify_command() -> None:
     if verdict.intact:
         typer.echo(f"audit chain intact: {verdict.checked} records")
         return
-    record = f"record {verdict.broken_seq}"
+    record = f"chain {verdict.broken_chain} record {verdict.broken_seq}"
     if verdict.broken_id is not None:
         record += f" ({verdict.broken_id})"
     typer.echo(
         f"audit chain BROKEN at {record}: {verdict.problem}; "
-        f"{verdict.checked} records before it are intact",
+        f"{verdict.checked} records checked before it are intact",
         err=True,
     )
     raise typer.Exit(1)

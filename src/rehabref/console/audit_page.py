@@ -57,7 +57,7 @@ async def audit_page(request: Request[Any, Any, Any]) -> Template | Redirect:
             "filters": filters,
             "problems": problems,
             "rows": rows,
-            "next_cursor": encode(str(rows[-1].seq)) if has_more and rows else None,
+            "next_cursor": encode(rows[-1].id) if has_more and rows else None,
         },
         signed=signed,
         status=422 if problems else 200,

@@ -1,7 +1,7 @@
 """``GET /api/v1/ops/audit-events``: the audit trail, for admin operators only.
 
 Filters ``referral_id``, ``actor_id``, ``since`` (ISO 8601 UTC); the list envelope, newest
-first, keyset pages by the record's position in the chain. Listing the trail is itself
+first, keyset pages by record id (time-ordered). Listing the trail is itself
 recorded (``audit_events.listed``).
 """
 
@@ -30,7 +30,7 @@ async def list_audit_events(request: PlainRequest) -> Response[bytes]:
         page_envelope(
             [event_view(row) for row in rows],
             has_more=has_more,
-            last_id=str(rows[-1].seq) if rows else None,
+            last_id=rows[-1].id if rows else None,
             encode=encode,
         )
     )

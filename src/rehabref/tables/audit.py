@@ -1,30 +1,37 @@
 """The audit trail: who read or changed which referral, hash-chained (``rehabref.audit``).
 
-``audit_events`` is append-only (on PostgreSQL a trigger refuses UPDATE and DELETE);
-``audit_chain`` is its one-row head (the last ``seq`` and ``hash``), locked by each append so
-concurrent writers chain in one order.
+``audit_events`` is append-only (on PostgreSQL a trigger refuses UPDATE and DELETE). The
+records form ``CHAINS`` independent hash chains; ``audit_chain`` holds one head row per chain
+(its last ``seq`` and ``hash``), locked by each append to that chain so its concurrent
+writers chain in one order, while appends to other chains proceed (``audit.trail``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, DateTime, Index, Integer, String
+from sqlalchemy import BigInteger, DateTime, Index, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
+
+# Independent chains, so concurrent writers rarely wait for each other (docs/security.md).
+CHAINS = 16
 
 
 class AuditEvent(Base):
     __tablename__ = "audit_events"
     __table_args__ = (
-        Index("ix_audit_events_referral_seq", "referral_id", "seq"),
-        Index("ix_audit_events_actor_seq", "actor_id", "seq"),
+        UniqueConstraint("chain", "seq", name="uq_audit_events_chain_seq"),
+        Index("ix_audit_events_referral_id", "referral_id", "id"),
+        Index("ix_audit_events_actor_id", "actor_id", "id"),
     )
 
+    # Time-ordered (``ids.new_id``): the listing's order and cursor.
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
-    # Position in the chain: 1, 2, 3 ... without gaps (the head row hands them out).
-    seq: Mapped[int] = mapped_column(BigInteger, unique=True)
+    # Which chain, and the position in it: 1, 2, 3 ... without gaps (its head hands them out).
+    chain: Mapped[int] = mapped_column(Integer)
+    seq: Mapped[int] = mapped_column(BigInteger)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor_kind: Mapped[str] = mapped_column(String(20))  # partner | operator | physio | system
     actor_id: Mapped[str] = mapped_column(String(100))
@@ -40,7 +47,7 @@ class AuditEvent(Base):
 class AuditChain(Base):
     __tablename__ = "audit_chain"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)  # always 1
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)  # the chain: 1 .. CHAINS
     seq: Mapped[int] = mapped_column(BigInteger)
     prev_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))

@@ -23,9 +23,9 @@ from rehabref.audit.trail import APPEND, columns, entry
 
 PLAIN = """
 INSERT INTO audit_plain (
-    id, seq, at, actor_kind, actor_id, action, referral_id, subject, request_id, prev_hash,
-    hash)
-VALUES ($2, nextval('audit_plain_seq'), $3, $4, $5, $6, $7, $8, $9, '', left($1, 64))
+    id, chain, seq, at, actor_kind, actor_id, action, referral_id, subject, request_id,
+    prev_hash, hash)
+VALUES ($2, 1, nextval('audit_plain_seq'), $3, $4, $5, $6, $7, $8, $9, '', left($1, 64))
 """
 
 

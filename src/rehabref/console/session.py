@@ -52,6 +52,13 @@ def idle_expired(last_seen: datetime, now: datetime, idle_seconds: float) -> boo
     return now - as_utc(last_seen) > timedelta(seconds=idle_seconds)
 
 
+def new_session_value(box: SecretBox, operator_id: str, nonce: str | None = None) -> str:
+    """A signed cookie value for a new session (``nonce``: its ``console_sessions`` id)."""
+    expires_ms = int((time.time() + SESSION_SECONDS) * 1000)
+    body = f"{operator_id}.{expires_ms}.{nonce or secrets.token_hex(12)}"
+    return f"{body}.{box.sign('console-session:' + body)}"
+
+
 async def start_session(services: Services, operator_id: str, now: datetime) -> str:
     """A new signed-in session: its row (for the idle sign-out) and its cookie value."""
     nonce = secrets.token_hex(12)
@@ -60,9 +67,7 @@ async def start_session(services: Services, operator_id: str, now: datetime) -> 
             insert(_sessions),
             {"id": nonce, "operator_id": operator_id, "created_at": now, "last_seen_at": now},
         )
-    expires_ms = int((time.time() + SESSION_SECONDS) * 1000)
-    body = f"{operator_id}.{expires_ms}.{nonce}"
-    return f"{body}.{services.box.sign('console-session:' + body)}"
+    return new_session_value(services.box, operator_id, nonce)
 
 
 def _read_session(box: SecretBox, value: str | None) -> tuple[str, str, float] | None:

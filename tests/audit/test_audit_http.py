@@ -217,3 +217,28 @@ def test_operators_create_refuses_a_bad_role_or_expiry(database_url):
         cli(database_url, "operators", "create", "--name", "X", "--expires-in-days", "0").returncode
         == 2
     )
+
+
+def test_a_refused_create_leaves_no_record(client, partner, sql):
+    first = _created(client, partner)
+    body = v1_referral(route="contact", external_ref=None)
+    body["external_ref"] = _external_ref_of(sql, first.json()["referral_id"])
+    duplicate = client.post(
+        "/api/v1/partners/referrals",
+        json=body,
+        headers=auth(partner["keys"]["sk_test"], "another-key-" + body["external_ref"]),
+    )
+    assert duplicate.status_code == 409, duplicate.text
+    with sql.connect() as conn:
+        written = conn.execute(
+            text("SELECT count(*) FROM audit_events WHERE request_id = :r"),
+            {"r": duplicate.headers["x-request-id"]},
+        ).scalar()
+    assert written == 0
+
+
+def _external_ref_of(sql, referral_id):
+    with sql.connect() as conn:
+        return conn.execute(
+            text("SELECT external_ref FROM referrals WHERE id = :id"), {"id": referral_id}
+        ).scalar_one()

@@ -21,6 +21,7 @@ def test_defaults_without_any_variable():
     assert settings.webhook_lease_seconds == 120
     assert settings.trusted_proxies == ()
     assert settings.hot_path_connections == 10
+    assert settings.console_idle_seconds == 15 * 60
 
 
 def test_values_are_read_and_normalised():
@@ -33,8 +34,10 @@ def test_values_are_read_and_normalised():
             "REHABREF_WEBHOOK_RETRY_BASE_SECONDS": "0.5",
             "REHABREF_PUBLIC_BASE_URL": "https://refer.example.com/",
             "REHABREF_HOT_PATH_CONNECTIONS": "12",
+            "REHABREF_CONSOLE_IDLE_MINUTES": "5",
         }
     )
+    assert settings.console_idle_seconds == 300
     assert settings.hot_path_connections == 12
     assert settings.port == 9000
     assert settings.rate_limit == "10/second;300/minute"
@@ -54,6 +57,8 @@ def test_values_are_read_and_normalised():
         ("REHABREF_WEBHOOK_LEASE_SECONDS", "5", "must be at least 20"),
         ("REHABREF_HOT_PATH_CONNECTIONS", "0", "must be at least 1"),
         ("REHABREF_HOT_PATH_CONNECTIONS", "four", "is not a whole number"),
+        ("REHABREF_CONSOLE_IDLE_MINUTES", "0", "must be at least 1"),
+        ("REHABREF_CONSOLE_IDLE_MINUTES", "soon", "is not a number"),
         ("REHABREF_RATE_LIMIT", "lots", "is not a rate limit"),
         ("REHABREF_RATE_LIMIT", "100/second junk", "is not a rate limit"),
         ("REHABREF_PDF_RATE_LIMIT_IP", "20 per fortnight", "is not a rate limit"),

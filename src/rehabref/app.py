@@ -18,6 +18,7 @@ from rehabref.api import eligibility as eligibility_endpoints
 from rehabref.api import events as event_endpoints
 from rehabref.api import links as link_endpoints
 from rehabref.api import referrals as referral_endpoints
+from rehabref.api.audit_reads import record_api_read
 from rehabref.config import Settings, load_settings
 from rehabref.console import routes as console_routes
 from rehabref.db import Database
@@ -26,6 +27,7 @@ from rehabref.events import worker as delivery_worker
 from rehabref.instance_secret import secret_box
 from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
+from rehabref.ops import audit_endpoints as audit_ops_endpoints
 from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
@@ -135,13 +137,14 @@ JSON_ROUTES = [
     *matching_endpoints.ROUTES,
     *care_ops_endpoints.ROUTES,
     *event_ops_endpoints.ROUTES,
+    *audit_ops_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
 ]
 
 
 def serve_json_routes(app: Litestar, settings: Settings) -> ASGIApp:
-    return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes)
+    return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes, audit=record_api_read)
 
 
 def build_asgi_app(settings: Settings, *, run_worker: bool) -> ASGIApp:

@@ -7,11 +7,13 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
+from rehabref.commands.audit import audit_app
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.config import ConfigError, Settings, load_settings
@@ -39,6 +41,7 @@ operators_app = typer.Typer(
 app.add_typer(operators_app, name="operators")
 app.add_typer(physios_app, name="physios")
 app.add_typer(members_app, name="members")
+app.add_typer(audit_app, name="audit")
 
 
 def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
@@ -329,19 +332,50 @@ def webhook_secret_rotate(
 @operators_app.command("create")
 def operators_create(
     name: Annotated[str, typer.Option(help="Operator name.")],
+    role: Annotated[
+        str, typer.Option(help="coordinator, or admin (also reads the audit trail).")
+    ] = "coordinator",
+    expires_in_days: Annotated[
+        float | None, typer.Option(help="The token stops working after this many days.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON only.")] = False,
 ) -> None:
     """Create an operator; prints its ops API token once (stored only as a hash)."""
-    from rehabref.ops.auth import create_operator
+    from rehabref.clock import utcnow
+    from rehabref.ops.auth import ROLES, create_operator
 
     if not name.strip():
         _fail("name must not be empty")
+    if role not in ROLES:
+        _fail(f"role must be one of: {', '.join(ROLES)}")
+    if expires_in_days is not None and not 0 < expires_in_days <= 3660:
+        _fail("expires-in-days must be more than 0 and at most 3660")
+    expires_at = None if expires_in_days is None else utcnow() + timedelta(days=expires_in_days)
 
     async def work(db: Database, settings: Settings) -> dict[str, str]:
         async with db.write() as conn:
-            return await create_operator(conn, name=name)
+            return await create_operator(conn, name=name, role=role, expires_at=expires_at)
 
     _print_once(_run(work), as_json)
+
+
+@operators_app.command("enrol-totp")
+def operators_enrol_totp(
+    operator_id: Annotated[str, typer.Option("--operator-id", help="Operator id (opr_...).")],
+) -> None:
+    """Require a one-time code at console sign-in; prints the otpauth:// URI to enrol an
+    authenticator app with (shown once; enrolling again replaces the secret)."""
+    from rehabref.ops.totp import enrol
+
+    async def work(db: Database, settings: Settings) -> str | None:
+        box = await _box(db, settings)
+        async with db.write() as conn:
+            return await enrol(conn, box, operator_id)
+
+    uri = _run(work)
+    if uri is None:
+        _fail(f"no active operator {operator_id}")
+    typer.echo(uri)
 
 
 @operators_app.command("revoke")

@@ -78,6 +78,9 @@ class Settings:
     sandbox_trigger_rate_limit: str = "10/minute"
     sandbox_trigger_origins: tuple[str, ...] = ()
 
+    # A console session with no request for this long is signed out (server-side last seen).
+    console_idle_seconds: float = 15 * 60.0
+
     @property
     def base_url(self) -> str:
         if self.public_base_url:
@@ -252,4 +255,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
         sandbox_trigger_rate_limit=limit("REHABREF_SANDBOX_TRIGGER_RATE_LIMIT", "10/minute"),
         sandbox_trigger_origins=trigger_origins,
+        console_idle_seconds=60 * number("REHABREF_CONSOLE_IDLE_MINUTES", 15, float, 1),
     )

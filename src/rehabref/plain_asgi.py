@@ -26,6 +26,9 @@ from rehabref.errors import ApiError, error_response, handle_unexpected
 from rehabref.responses import send_response
 
 Handler = Callable[..., Awaitable[Response[bytes]]]
+# Called after a route declared with ``audit`` answered with success, before the answer is
+# sent: (request, the route's audit action, the path parameters). Wired at start-up (app.py).
+AuditHook = Callable[["PlainRequest", str, Mapping[str, str]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,9 @@ class PlainRoute:
     handler: Handler
     # False for routes that are not API operations (a signed document link).
     in_schema: bool = True
+    # A read of patient data: the audit action recorded after each successful answer
+    # (``rehabref.audit``); changes record theirs in their own transaction instead.
+    audit: str | None = None
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,7 @@ class _PathRoutes:
     segments: tuple[str | None, ...]  # a literal, or None for a parameter
     params: tuple[str, ...]
     handlers: dict[str, Handler]
+    audits: dict[str, str]
 
     @property
     def allow(self) -> str:
@@ -130,9 +137,17 @@ class PlainRouter:
     segment among the templates of the same length, most literal segments first.
     """
 
-    def __init__(self, app: Litestar, routes: Sequence[PlainRoute], *, max_body: int) -> None:
+    def __init__(
+        self,
+        app: Litestar,
+        routes: Sequence[PlainRoute],
+        *,
+        max_body: int,
+        audit: AuditHook | None = None,
+    ) -> None:
         self.app = app
         self.max_body = max_body
+        self._audit = audit
         self._exact: dict[str, _PathRoutes] = {}
         self._by_length: dict[int, list[_PathRoutes]] = {}
         templates: dict[str, _PathRoutes] = {}
@@ -142,12 +157,16 @@ class PlainRouter:
                 parts = route.path.split("/")
                 segments = tuple(None if _is_param(part) else part for part in parts)
                 params = tuple(part[1:-1] for part in parts if _is_param(part))
-                entry = templates[route.path] = _PathRoutes(route.path, segments, params, {})
+                entry = templates[route.path] = _PathRoutes(route.path, segments, params, {}, {})
                 if params:
                     self._by_length.setdefault(len(segments), []).append(entry)
                 else:
                     self._exact[route.path] = entry
             entry.handlers[route.method] = route.handler
+            if route.audit is not None:
+                if audit is None:
+                    raise ValueError(f"{route.path} is audited: the router needs an audit hook")
+                entry.audits[route.method] = route.audit
         for candidates in self._by_length.values():
             candidates.sort(key=lambda e: sum(s is not None for s in e.segments), reverse=True)
 
@@ -196,6 +215,11 @@ class PlainRouter:
         try:
             if handler is not None:
                 response = await handler(request, **params)
+                action = entry.audits.get(method)
+                succeeded = (response.status_code or 200) < 400
+                if action is not None and self._audit is not None and succeeded:
+                    # Before the answer leaves: no patient data is sent unrecorded.
+                    await self._audit(request, action, params)
             elif method == "OPTIONS":
                 response = Response(content=b"", status_code=204, headers={"Allow": entry.allow})
             else:

@@ -8,6 +8,7 @@ import time
 import httpx
 import pytest
 from pypdf import PdfReader
+from sqlalchemy import text
 
 from rehabref.care.report_links import pdf_token
 from rehabref.instance_secret import SecretBox
@@ -165,6 +166,28 @@ def test_discharge_pdf_downloads_without_a_key_and_holds_the_summary(client, tre
     assert "Pain score chart" in text and "Conclusion" in text
     images = [image for page in reader.pages for image in page.images]
     assert images, "the pain chart is embedded as an image"
+
+
+def test_report_reads_and_pdf_downloads_are_audited_without_the_token(client, treated, sql):
+    key = treated["partner"]["keys"]["sk_live"]
+    report = client.get(f"/api/v1/partners/reports/{treated['referral_id']}", headers=auth(key))
+    url = report.json()["discharge_summary_pdf_url"]
+    download = httpx.get(url, timeout=30)
+    assert download.status_code == 200
+    token = url.rsplit("/", 1)[1]
+    with sql.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT actor_kind, action, referral_id, subject FROM audit_events "
+                "WHERE request_id IN (:read, :download) ORDER BY at, id"
+            ),
+            {"read": report.headers["x-request-id"], "download": download.headers["x-request-id"]},
+        ).all()
+    assert [tuple(row) for row in rows] == [
+        ("partner", "report.read", treated["referral_id"], None),
+        ("report_link", "report.downloaded", treated["referral_id"], None),
+    ]
+    assert all(token not in str(value) for row in rows for value in row)
 
 
 def test_forged_altered_and_expired_pdf_links_are_refused(client, treated):

@@ -20,7 +20,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.plain_asgi import PlainRequest, PlainRoute
-from rehabref.principal import Principal
+from rehabref.principal import ACTOR_STATE, REFERRAL_STATE, Principal
 from rehabref.referrals import store as referral_store
 from rehabref.referrals.rows import ReferralRow
 from rehabref.responses import json_response
@@ -154,6 +154,9 @@ async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
     referral_id = read_pdf_token(services.box, token)
     if referral_id is None:
         raise ApiError(403, "forbidden", "This report link is invalid or has expired.")
+    # Whoever holds the signed link (no account): the audit trail names the link's referral.
+    request.scope["state"][ACTOR_STATE] = "report_link:signed"
+    request.scope["state"][REFERRAL_STATE] = referral_id
     async with services.db.read() as conn:
         referral = await referral_store.unscoped_get_referral(conn, referral_id=referral_id)
         if referral is None:
@@ -179,8 +182,12 @@ async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("GET", "/api/v1/partners/sessions", list_sessions),
-    PlainRoute("GET", "/api/v1/partners/reports/{referral_id}", outcome_report),
+    PlainRoute("GET", "/api/v1/partners/sessions", list_sessions, audit="sessions.listed"),
+    PlainRoute(
+        "GET", "/api/v1/partners/reports/{referral_id}", outcome_report, audit="report.read"
+    ),
     # The signed PDF link of the report (its token is the credential; not an API operation).
-    PlainRoute("GET", "/reports/pdf/{token}", discharge_pdf, in_schema=False),
+    PlainRoute(
+        "GET", "/reports/pdf/{token}", discharge_pdf, in_schema=False, audit="report.downloaded"
+    ),
 ]

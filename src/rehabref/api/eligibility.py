@@ -33,5 +33,7 @@ async def check_eligibility(request: PlainRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/partners/eligibility", check_eligibility),
+    PlainRoute(
+        "POST", "/api/v1/partners/eligibility", check_eligibility, audit="eligibility.checked"
+    ),
 ]

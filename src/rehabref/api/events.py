@@ -218,7 +218,7 @@ ROUTES = [
         "/api/v1/partners/webhook-endpoints/{endpoint_id}/enable",
         enable_webhook_endpoint,
     ),
-    PlainRoute("GET", "/api/v1/partners/events", list_events),
-    PlainRoute("GET", "/api/v1/partners/events/{event_id}", get_event),
+    PlainRoute("GET", "/api/v1/partners/events", list_events, audit="events.listed"),
+    PlainRoute("GET", "/api/v1/partners/events/{event_id}", get_event, audit="event.read"),
     PlainRoute("POST", "/api/v1/partners/events/{event_id}/redeliver", redeliver_event),
 ]

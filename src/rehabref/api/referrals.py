@@ -171,6 +171,6 @@ REFERRALS = "/api/v1/partners/referrals"
 ROUTES = [
     PlainRoute("POST", REFERRALS, create_referral),
     PlainRoute("POST", "/v1/partner/referrals", create_referral),
-    PlainRoute("GET", REFERRALS, list_referrals),
-    PlainRoute("GET", REFERRALS + "/{referral_id}", get_referral),
+    PlainRoute("GET", REFERRALS, list_referrals, audit="referrals.listed"),
+    PlainRoute("GET", REFERRALS + "/{referral_id}", get_referral, audit="referral.read"),
 ]

@@ -11,6 +11,7 @@ from litestar.response import Redirect, Template
 from sqlalchemy import select
 
 from rehabref import fields
+from rehabref.audit.trail import entry, record
 from rehabref.care import sessions as care
 from rehabref.clock import utcnow
 from rehabref.console.referral_view import MODALITIES, render_referral
@@ -89,7 +90,7 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Templat
         if modality not in MODALITIES:
             raise _invalid("Choose the session modality.")
         async with services_of(request).db.write() as conn:
-            await care.schedule_session(
+            session_id = await care.schedule_session(
                 conn,
                 referral_id=referral_id,
                 scheduled_at=_booking(form),
@@ -98,6 +99,13 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Templat
                 actor=signed.operator.actor,
                 physio_id=str(form.get("physio_id") or "") or None,
             )
+            item = entry(
+                signed.operator.actor,
+                "session.scheduled",
+                referral_id=referral_id,
+                subject=session_id,
+            )
+            await record(conn, item)
     except ApiError as exc:
         return await _fail(request, signed, referral_id, exc)
     return see_other(f"/console/referrals/{referral_id}?notice=session_scheduled")
@@ -160,9 +168,11 @@ async def session_action(
                     reason=form_text(form, "reason", 500) or "cancelled",
                     actor=actor,
                 )
+            done = {"start": "started", "complete": "completed", "cancel": "cancelled"}[action]
+            item = entry(actor, f"session.{done}", referral_id=referral_id, subject=session_id)
+            await record(conn, item)
     except ApiError as exc:
         return await _fail(request, signed, referral_id, exc)
-    done = {"start": "started", "complete": "completed", "cancel": "cancelled"}[action]
     return see_other(f"/console/referrals/{referral_id}?notice=session_{done}")
 
 

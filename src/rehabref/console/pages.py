@@ -7,7 +7,9 @@ from typing import Any
 from litestar import Request, get, post
 from litestar.response import Redirect, Template
 
+from rehabref.clock import utcnow
 from rehabref.console import queries
+from rehabref.console.audit_page import viewed
 from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
 from rehabref.console.session import (
     LOGIN_COOKIE,
@@ -15,11 +17,12 @@ from rehabref.console.session import (
     SESSION_COOKIE,
     cleared,
     end_sessions,
-    new_session_value,
     secure,
     session_cookie,
     signed_in,
+    start_session,
 )
+from rehabref.ops import totp
 from rehabref.ops.auth import operator_by_token
 from rehabref.pages import form_tokens
 from rehabref.pages.forms import posted_form
@@ -79,13 +82,28 @@ async def login(request: Request[Any, Any, Any]) -> Template | Redirect:
     if valid_form is None:
         return _login_page(request, error="The form expired; please sign in again.", status=403)
     token = form.get("token")
-    operator = None
+    operator, sealed = None, None
+    now = utcnow()
     if isinstance(token, str) and token.strip():
         async with services.db.read() as conn:
-            operator = await operator_by_token(conn, token.strip())
+            operator = await operator_by_token(conn, token.strip(), now=now)
+            if operator is not None:
+                sealed = await totp.sealed_secret(conn, operator.operator_id)
     if operator is None:
         return _login_page(request, error="That operator token is not valid.", status=401)
-    value = new_session_value(services.box, operator.operator_id)
+    if sealed is not None:
+        code = form.get("code")
+        if not isinstance(code, str) or not code.strip():
+            return _login_page(
+                request,
+                error="Enter the six-digit code from your authenticator app.",
+                status=401,
+            )
+        if not totp.code_ok(services.box.unseal(sealed), code, now):
+            return _login_page(
+                request, error="That code is not right; check your app's clock.", status=401
+            )
+    value = await start_session(services, operator.operator_id, now)
     return see_other(
         "/console",
         cookies=[session_cookie(services, value), cleared(services, LOGIN_COOKIE)],
@@ -124,6 +142,7 @@ async def board(request: Request[Any, Any, Any]) -> Template | Redirect:
             before_id=before_id,
             ring=services_of(request).box.ring,
         )
+    await viewed(request, signed, "referrals.listed")
     return page(
         "board",
         {

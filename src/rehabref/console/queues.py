@@ -9,8 +9,11 @@ from litestar import Request, get, post
 from litestar.response import Redirect, Template
 from pydantic import ValidationError
 
+from rehabref.audit.chain import Entry
+from rehabref.audit.trail import entry, record
 from rehabref.clock import utcnow
 from rehabref.console import queries
+from rehabref.console.audit_page import viewed
 from rehabref.console.render import Posted, form_text, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
@@ -36,6 +39,7 @@ async def tasks_page(request: Request[Any, Any, Any]) -> Template | Redirect:
     status = status if status in ops.TASK_STATUSES else "open"
     async with services_of(request).db.read() as conn:
         rows, has_more = await ops.list_tasks(conn, status=status, after_id=None, limit=100)
+    await viewed(request, signed, "contact_tasks.listed")
     return page(
         "tasks",
         {
@@ -60,6 +64,10 @@ async def _task_error(signed: Signed, exc: ApiError) -> Template:
     )
 
 
+def _task_entry(signed: Signed, action: str, referral_id: str, task_id: str) -> Entry:
+    return entry(signed.operator.actor, action, referral_id=referral_id, subject=task_id)
+
+
 @post("/console/tasks/{task_id:str}/claim", include_in_schema=False, status_code=200)
 async def claim(request: Request[Any, Any, Any], task_id: str) -> Template | Redirect:
     posted = await guarded_form(request)
@@ -69,6 +77,10 @@ async def claim(request: Request[Any, Any, Any], task_id: str) -> Template | Red
     try:
         async with services_of(request).db.write() as conn:
             await ops.claim_task(conn, task_id=task_id, actor=signed.operator.actor, now=utcnow())
+            task = await ops.get_task(conn, task_id)
+            await record(
+                conn, _task_entry(signed, "contact_task.claimed", task.referral_id, task_id)
+            )
     except ApiError as exc:
         return await _task_error(signed, exc)
     return see_other("/console/tasks?notice=claimed")
@@ -86,13 +98,16 @@ async def complete(request: Request[Any, Any, Any], task_id: str) -> Template | 
     try:
         note = form_text(form, "note", 1000) or None
         async with services_of(request).db.write() as conn:
-            await ops.complete_task(
+            task = await ops.complete_task(
                 conn,
                 task_id=task_id,
                 actor=signed.operator.actor,
                 outcome=outcome,
                 note=note,
                 now=utcnow(),
+            )
+            await record(
+                conn, _task_entry(signed, "contact_task.completed", task.referral_id, task_id)
             )
     except ApiError as exc:
         return await _task_error(signed, exc)

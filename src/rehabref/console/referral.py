@@ -11,6 +11,7 @@ from litestar.response import Redirect, Template
 
 from rehabref import fields
 from rehabref.clock import utcnow
+from rehabref.console.audit_page import viewed
 from rehabref.console.referral_view import render_referral
 from rehabref.console.render import (
     Posted,
@@ -34,7 +35,10 @@ async def referral_page(request: Request[Any, Any, Any], referral_id: str) -> Te
     signed = await signed_in(request)
     if signed is None:
         return to_login()
-    return await render_referral(request, signed, referral_id)
+    answer = await render_referral(request, signed, referral_id)
+    if answer.status_code == 200:
+        await viewed(request, signed, "referral.read", referral_id)
+    return answer
 
 
 def _appointment(form: Any) -> AppointmentChange:

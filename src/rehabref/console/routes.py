@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
-from rehabref.console import care_forms, pages, queues, referral
+from rehabref.console import audit_page, care_forms, pages, queues, referral
 
-ROUTES = [*pages.ROUTES, *referral.ROUTES, *queues.ROUTES, *care_forms.ROUTES]
+ROUTES = [
+    *pages.ROUTES,
+    *referral.ROUTES,
+    *queues.ROUTES,
+    *care_forms.ROUTES,
+    *audit_page.ROUTES,
+]

@@ -7,25 +7,32 @@ console sessions at once, and signing out ends every session of that operator is
 (``operators.console_sessions_after``), not only the cookie in this browser. Every form
 carries a token signed for the session's nonce (``links.form_tokens``); a POST without it is
 refused.
+
+Idle sign-out: each session also has a row in ``console_sessions`` (keyed by the nonce) with
+its last request; a session idle for longer than ``console_idle_seconds`` (config,
+REHABREF_CONSOLE_IDLE_MINUTES, default 15) is over, whatever its cookie says, so a console
+left open on a shared desk does not stay signed in. An expired operator token ends its
+sessions too.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
+from datetime import datetime, timedelta
 from typing import Any
 
 from litestar import Request
 from litestar.datastructures import Cookie
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import table
 from rehabref.instance_secret import SecretBox
-from rehabref.ops.auth import OperatorPrincipal
+from rehabref.ops.auth import OperatorPrincipal, active, principal_of
 from rehabref.pages import form_tokens
 from rehabref.services import Services, services_of
-from rehabref.tables.operators import Operator
+from rehabref.tables.operators import ConsoleSession, Operator
 
 SESSION_COOKIE = "rr_console"
 LOGIN_COOKIE = "rr_console_login"
@@ -33,16 +40,34 @@ SESSION_SECONDS = 8 * 3600
 CSRF_MAX_AGE = SESSION_SECONDS
 PATH = "/console"
 _operators = table(Operator)
+_sessions = table(ConsoleSession)
 
 
 def secure(services: Services) -> bool:
     return services.settings.base_url.startswith("https://")
 
 
-def new_session_value(box: SecretBox, operator_id: str) -> str:
+def idle_expired(last_seen: datetime, now: datetime, idle_seconds: float) -> bool:
+    """Whether a session last used at ``last_seen`` is over at ``now`` for being idle."""
+    return now - as_utc(last_seen) > timedelta(seconds=idle_seconds)
+
+
+def new_session_value(box: SecretBox, operator_id: str, nonce: str | None = None) -> str:
+    """A signed cookie value for a new session (``nonce``: its ``console_sessions`` id)."""
     expires_ms = int((time.time() + SESSION_SECONDS) * 1000)
-    body = f"{operator_id}.{expires_ms}.{secrets.token_hex(12)}"
+    body = f"{operator_id}.{expires_ms}.{nonce or secrets.token_hex(12)}"
     return f"{body}.{box.sign('console-session:' + body)}"
+
+
+async def start_session(services: Services, operator_id: str, now: datetime) -> str:
+    """A new signed-in session: its row (for the idle sign-out) and its cookie value."""
+    nonce = secrets.token_hex(12)
+    async with services.db.write() as conn:
+        await conn.execute(
+            insert(_sessions),
+            {"id": nonce, "operator_id": operator_id, "created_at": now, "last_seen_at": now},
+        )
+    return new_session_value(services.box, operator_id, nonce)
 
 
 def _read_session(box: SecretBox, value: str | None) -> tuple[str, str, float] | None:
@@ -105,23 +130,38 @@ class Signed:
         )
 
 
-async def signed_in(request: Request[Any, Any, Any]) -> Signed | None:
+async def signed_in(
+    request: Request[Any, Any, Any], *, now: datetime | None = None
+) -> Signed | None:
+    """The signed-in operator, or None; a live session's last-seen time moves to ``now``."""
     services = services_of(request)
     parsed = _read_session(services.box, request.cookies.get(SESSION_COOKIE))
     if parsed is None:
         return None
     operator_id, nonce, issued_at = parsed
-    async with services.db.read() as conn:
+    now = now or utcnow()
+    async with services.db.write() as conn:
         row = (
             await conn.execute(
                 select(
-                    _operators.c.id, _operators.c.name, _operators.c.console_sessions_after
-                ).where(_operators.c.id == operator_id, _operators.c.revoked_at.is_(None))
+                    _operators.c.id,
+                    _operators.c.name,
+                    _operators.c.role,
+                    _operators.c.console_sessions_after,
+                    _sessions.c.last_seen_at,
+                )
+                .join(_sessions, _sessions.c.operator_id == _operators.c.id)
+                .where(_operators.c.id == operator_id, _sessions.c.id == nonce, active(now))
             )
         ).first()
-    if row is None:
-        return None
-    ended = row.console_sessions_after
-    if ended is not None and issued_at <= as_utc(ended).timestamp():
-        return None
-    return Signed(OperatorPrincipal(operator_id=row.id, name=row.name), nonce, services.box)
+        if row is None:
+            return None
+        ended = row.console_sessions_after
+        if ended is not None and issued_at <= as_utc(ended).timestamp():
+            return None
+        if idle_expired(row.last_seen_at, now, services.settings.console_idle_seconds):
+            return None
+        await conn.execute(
+            update(_sessions).where(_sessions.c.id == nonce).values(last_seen_at=now)
+        )
+    return Signed(principal_of(row), nonce, services.box)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rehabref.errors_schema import ErrorBody
+from rehabref.openapi import audit as audit_docs
 from rehabref.openapi import care as care_docs
 from rehabref.openapi import eligibility as eligibility_docs
 from rehabref.openapi import events as events_docs
@@ -25,6 +26,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,
     *care_docs.OPERATIONS,
+    *audit_docs.OPERATIONS,
 )
 
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
@@ -36,4 +38,5 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,
     *care_docs.SCHEMA_MODELS,
+    *audit_docs.SCHEMA_MODELS,
 )

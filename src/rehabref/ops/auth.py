@@ -1,6 +1,10 @@
-"""Operator (coordinator) authentication: ``Authorization: Bearer op_...`` tokens.
+"""Operator authentication: ``Authorization: Bearer op_...`` tokens, their expiry and role.
 
-Partner API keys never authenticate here: they fail the ``op_`` prefix check (401).
+Threat: a leaked or forgotten operator token reading patient data indefinitely, or every
+coordinator reading the audit trail. Tokens can carry an expiry (``expires_at``; after it
+the token is 401 like a revoked one) and a role: ``coordinator`` (the day-to-day ops API and
+console) or ``admin`` (also the audit trail; ``ADMIN_ONLY``). Partner API keys never
+authenticate here: they fail the ``op_`` prefix check (401).
 """
 
 from __future__ import annotations
@@ -9,8 +13,10 @@ import hashlib
 import secrets
 import string
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import ColumnElement, and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.api_request import ApiRequest
@@ -18,6 +24,7 @@ from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
+from rehabref.principal import ACTOR_STATE
 from rehabref.services import services_of
 from rehabref.tables.operators import Operator
 
@@ -26,10 +33,18 @@ _ALPHABET = string.ascii_letters + string.digits
 TOKEN_PREFIX = "op_"  # noqa: S105 (a prefix, not a secret)
 
 
+ROLES = ("coordinator", "admin")
+
+
 @dataclass(frozen=True)
 class OperatorPrincipal:
     operator_id: str
     name: str
+    role: str = "coordinator"
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
 
     @property
     def actor(self) -> str:
@@ -40,7 +55,15 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-async def create_operator(conn: AsyncConnection, *, name: str) -> dict[str, str]:
+async def create_operator(
+    conn: AsyncConnection,
+    *,
+    name: str,
+    role: str = "coordinator",
+    expires_at: datetime | None = None,
+) -> dict[str, str]:
+    if role not in ROLES:
+        raise ValueError(f"role must be one of: {', '.join(ROLES)}")
     token = TOKEN_PREFIX + "".join(secrets.choice(_ALPHABET) for _ in range(43))
     operator_id = new_id("opr")
     await conn.execute(
@@ -51,6 +74,8 @@ async def create_operator(conn: AsyncConnection, *, name: str) -> dict[str, str]
             "token_hash": hash_token(token),
             "created_at": utcnow(),
             "revoked_at": None,
+            "role": role,
+            "expires_at": expires_at,
         },
     )
     return {"operator_id": operator_id, "token": token}
@@ -66,26 +91,44 @@ async def revoke_operator(conn: AsyncConnection, *, operator_id: str) -> bool:
     return bool(result.rowcount)
 
 
-async def operator_by_token(conn: AsyncConnection, token: str) -> OperatorPrincipal | None:
+def active(now: datetime) -> ColumnElement[bool]:
+    """An operator whose token is neither revoked nor expired at ``now``."""
+    return and_(
+        _operators.c.revoked_at.is_(None),
+        or_(_operators.c.expires_at.is_(None), _operators.c.expires_at > now),
+    )
+
+
+def principal_of(row: Any) -> OperatorPrincipal:
+    return OperatorPrincipal(operator_id=row.id, name=row.name, role=row.role)
+
+
+async def operator_by_token(
+    conn: AsyncConnection, token: str, *, now: datetime | None = None
+) -> OperatorPrincipal | None:
     if not token.startswith(TOKEN_PREFIX) or len(token) != len(TOKEN_PREFIX) + 43:
         return None
     row = (
         await conn.execute(
-            select(_operators.c.id, _operators.c.name).where(
-                _operators.c.token_hash == hash_token(token), _operators.c.revoked_at.is_(None)
+            select(_operators.c.id, _operators.c.name, _operators.c.role).where(
+                _operators.c.token_hash == hash_token(token), active(now or utcnow())
             )
         )
     ).first()
-    return None if row is None else OperatorPrincipal(operator_id=row.id, name=row.name)
+    return None if row is None else principal_of(row)
 
 
-async def authenticate_operator(request: ApiRequest) -> OperatorPrincipal:
-    """For ops API endpoints: a valid, unrevoked operator token or 401."""
+async def authenticate_operator(request: ApiRequest, *, admin: bool = False) -> OperatorPrincipal:
+    """For ops API endpoints: a valid, unrevoked, unexpired operator token or 401; with
+    ``admin``, an admin's (403 for a coordinator)."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer":
         raise ApiError(401, "unauthenticated", "Send an operator token as a Bearer token.")
     async with services_of(request).db.read() as conn:
         principal = await operator_by_token(conn, token.strip())
     if principal is None:
-        raise ApiError(401, "unauthenticated", "Missing or invalid operator token.")
+        raise ApiError(401, "unauthenticated", "Missing, invalid or expired operator token.")
+    request.scope["state"][ACTOR_STATE] = principal.actor
+    if admin and not principal.is_admin:
+        raise ApiError(403, "forbidden", "Only an admin operator can do this.")
     return principal

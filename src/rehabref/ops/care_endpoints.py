@@ -8,6 +8,7 @@ from litestar import Response
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.audit.trail import entry, record
 from rehabref.care import assessments, sessions
 from rehabref.care.schemas import (
     SessionCancel,
@@ -19,7 +20,7 @@ from rehabref.care.schemas import (
 from rehabref.care.views import ops_session_view
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -59,7 +60,18 @@ async def schedule(request: PlainRequest, referral_id: str) -> Response[bytes]:
             location=location,
         )
         view = await _view(conn, session_id)
+        await _audit(conn, operator, "session.scheduled", view)
     return json_response(view, 201)
+
+
+async def _audit(
+    conn: AsyncConnection, operator: OperatorPrincipal, action: str, view: dict[str, Any]
+) -> None:
+    """The session change's audit record, in its transaction."""
+    item = entry(
+        operator.actor, action, referral_id=view["referral_id"], subject=view["session_id"]
+    )
+    await record(conn, item)
 
 
 async def list_for_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
@@ -97,6 +109,7 @@ async def start(request: PlainRequest, session_id: str) -> Response[bytes]:
             actor=operator.actor,
         )
         view = await _view(conn, session_id)
+        await _audit(conn, operator, "session.started", view)
     return json_response(view)
 
 
@@ -118,6 +131,7 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
             actor=operator.actor,
         )
         view = await _view(conn, session_id)
+        await _audit(conn, operator, "session.completed", view)
     return json_response(view)
 
 
@@ -129,6 +143,7 @@ async def cancel(request: PlainRequest, session_id: str) -> Response[bytes]:
             conn, session_id=session_id, reason=payload.reason, actor=operator.actor
         )
         view = await _view(conn, session_id)
+        await _audit(conn, operator, "session.cancelled", view)
     return json_response(view)
 
 
@@ -139,6 +154,7 @@ async def record_assessment(request: PlainRequest, referral_id: str) -> Response
         row = await assessments.record_assessment(
             conn, referral_id=referral_id, item=item, actor=operator.actor
         )
+        await record(conn, entry(operator.actor, "assessment.recorded", referral_id=referral_id))
     return json_response(assessments.assessment_view(row), 201)
 
 
@@ -152,11 +168,21 @@ async def list_assessments(request: PlainRequest, referral_id: str) -> Response[
 
 ROUTES = [
     PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/sessions", schedule),
-    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}/sessions", list_for_referral),
-    PlainRoute("GET", "/api/v1/ops/sessions/{session_id}", get_one),
+    PlainRoute(
+        "GET",
+        "/api/v1/ops/referrals/{referral_id}/sessions",
+        list_for_referral,
+        audit="sessions.listed",
+    ),
+    PlainRoute("GET", "/api/v1/ops/sessions/{session_id}", get_one, audit="session.read"),
     PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/start", start),
     PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/complete", complete),
     PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/cancel", cancel),
     PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/assessments", record_assessment),
-    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}/assessments", list_assessments),
+    PlainRoute(
+        "GET",
+        "/api/v1/ops/referrals/{referral_id}/assessments",
+        list_assessments,
+        audit="assessments.listed",
+    ),
 ]

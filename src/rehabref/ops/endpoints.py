@@ -9,12 +9,13 @@ from typing import Any
 
 from litestar import Response
 
+from rehabref.audit.trail import entry, record
 from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.intake.service import open_assistant_session
 from rehabref.ops import service
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
 from rehabref.ops.schemas import ContactTaskComplete, TransitionRequest
 from rehabref.ops.views import intake_view, referral_view, task_view, transition_view
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -141,6 +142,7 @@ async def claim_contact_task(request: PlainRequest, task_id: str) -> Response[by
     async with services_of(request).db.write() as conn:
         await service.claim_task(conn, task_id=task_id, actor=operator.actor, now=utcnow())
         row = await service.get_task(conn, task_id)
+        await _audit_task(conn, operator, "contact_task.claimed", row)
     return json_response(task_view(row))
 
 
@@ -161,7 +163,12 @@ async def complete_contact_task(request: PlainRequest, task_id: str) -> Response
         if payload.outcome == "assistant_link_sent":
             await _send_assistant_link(services, conn, task.referral_id, now)
         row = await service.get_task(conn, task_id)
+        await _audit_task(conn, operator, "contact_task.completed", row)
     return json_response(task_view(row))
+
+
+async def _audit_task(conn: Any, operator: OperatorPrincipal, action: str, task: Any) -> None:
+    await record(conn, entry(operator.actor, action, referral_id=task.referral_id, subject=task.id))
 
 
 async def _send_assistant_link(services: Services, conn: Any, referral_id: str, now: Any) -> None:
@@ -187,9 +194,11 @@ async def _send_assistant_link(services: Services, conn: Any, referral_id: str, 
 
 ROUTES = [
     PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/transitions", move_referral),
-    PlainRoute("GET", "/api/v1/ops/referrals", list_referrals),
-    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}", get_referral),
-    PlainRoute("GET", "/api/v1/ops/contact-tasks", list_contact_tasks),
+    PlainRoute("GET", "/api/v1/ops/referrals", list_referrals, audit="referrals.listed"),
+    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}", get_referral, audit="referral.read"),
+    PlainRoute(
+        "GET", "/api/v1/ops/contact-tasks", list_contact_tasks, audit="contact_tasks.listed"
+    ),
     PlainRoute("POST", "/api/v1/ops/contact-tasks/{task_id}/claim", claim_contact_task),
     PlainRoute("POST", "/api/v1/ops/contact-tasks/{task_id}/complete", complete_contact_task),
 ]

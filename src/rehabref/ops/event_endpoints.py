@@ -98,8 +98,8 @@ async def ops_list_deliveries(request: PlainRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("GET", "/api/v1/ops/events", ops_list_events),
-    PlainRoute("GET", "/api/v1/ops/events/{event_id}", ops_get_event),
+    PlainRoute("GET", "/api/v1/ops/events", ops_list_events, audit="events.listed"),
+    PlainRoute("GET", "/api/v1/ops/events/{event_id}", ops_get_event, audit="event.read"),
     PlainRoute("POST", "/api/v1/ops/events/{event_id}/redeliver", ops_redeliver_event),
     PlainRoute("GET", "/api/v1/ops/deliveries", ops_list_deliveries),
 ]

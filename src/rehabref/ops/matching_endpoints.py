@@ -8,6 +8,7 @@ from __future__ import annotations
 from litestar import Response
 from sqlalchemy import select
 
+from rehabref.audit.trail import entry, record
 from rehabref.clock import iso, utcnow
 from rehabref.cursors import page_envelope, page_params
 from rehabref.db import table
@@ -96,12 +97,13 @@ async def deactivate_physio(request: PlainRequest, physio_id: str) -> Response[b
 
 async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
     """Run matching now (e.g. after an ``unmatched`` task was resolved by adding capacity)."""
-    await authenticate_operator(request)
+    operator = await authenticate_operator(request)
     services = services_of(request)
     async with services.db.write() as conn:
         physio_id = await match_referral(
             conn, roster=services.roster, referral_id=referral_id, now=utcnow()
         )
+        await record(conn, entry(operator.actor, "referral.matched", referral_id=referral_id))
         matched_at = (
             await conn.execute(
                 select(_referrals.c.matched_at).where(_referrals.c.id == referral_id)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rehabref.db import Base
 from rehabref.tables import (
+    audit,
     care,
     channels,
     eligibility,
@@ -23,6 +24,7 @@ from rehabref.tables import (
 )
 
 __all__ = [
+    "audit",
     "care",
     "channels",
     "eligibility",

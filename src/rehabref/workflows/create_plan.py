@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from rehabref.audit.chain import Entry
 from rehabref.events.outbox import Endpoint, OutboxEvent, fan_out
 from rehabref.ids import new_id
 from rehabref.jobs import JobRow
@@ -41,6 +42,8 @@ class CreatePlan:
     jobs: Sequence[JobRow]
     # The success answer's JSON body: sent, and stored for replay, as these bytes.
     response: bytes
+    # Who created it, for the audit trail: written with the referral, all or nothing.
+    audit: Entry
 
     def deliveries(self, endpoints: Sequence[Endpoint]) -> list[Row]:
         return fan_out(self.events, endpoints)

@@ -11,7 +11,8 @@ One function, ``CreateStore.persist``, with two adapters chosen once at start-up
 
 A key, ``external_ref`` or ``partner_reference`` seen before fails its unique index and the
 store raises ``IntegrityError`` having written nothing; ``idempotency.flow`` turns that into a
-replay, a 422 or the caller's 409. Both write the deliveries (``CreatePlan.deliveries``, the
+replay, a 422 or the caller's 409. The audit record of the create (``plan.audit``) is
+written with it. Both write the deliveries (``CreatePlan.deliveries``, the
 one fan-out) for the endpoints active when the create is written; an endpoint registered while
 a create is in flight may miss that create's events, as with any transaction.
 """
@@ -24,6 +25,7 @@ from typing import Protocol
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.audit.trail import record
 from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.events.outbox import active_endpoints
@@ -90,6 +92,7 @@ class PortableCreateStore:
             await _insert(conn, _jobs, plan.jobs)
             if claim is not None:
                 await _insert(conn, _records, [claim.record(plan.response)])
+            await record(conn, plan.audit)
         return plan.response
 
 

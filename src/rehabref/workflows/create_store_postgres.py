@@ -23,6 +23,7 @@ import asyncpg
 import msgspec
 from sqlalchemy.exc import IntegrityError
 
+from rehabref.audit.trail import append_ctes, columns
 from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.errors import ApiError
@@ -33,10 +34,11 @@ from rehabref.referrals.store import with_person_indexes
 from rehabref.workflows.create_plan import CreatePlan
 
 # $1 the referral; $2-$10 arrays of rows; $11 the idempotency record (0 or 1; its body in
-# base64); $12-$14 the partner, environment and sorted ids of the endpoints planned with.
+# base64); $12-$14 the partner, environment and sorted ids of the endpoints planned with;
+# $15-$23 the audit record (``audit.trail.columns``), chained only when the plan is written.
 # ``planned`` is the plan as one row, or no row when the endpoints changed since they were
 # read: then every INSERT below writes nothing, and the statement answers 0.
-CREATE_REFERRAL = """
+_PLAN_CTES = """
 WITH planned AS (
     SELECT
         $1::json AS referral, $2::json AS transitions, $3::json AS assistant_sessions,
@@ -143,9 +145,10 @@ new_idempotency_record AS (
     FROM planned, json_to_recordset(planned.idempotency_record) AS r(
         partner_id text, environment text, key text, fingerprint text, response_status int,
         response_body text, expires_at timestamptz)
-)
-SELECT count(*) FROM planned
+),
 """
+_AUDIT_CTES = append_ctes(15, when="EXISTS (SELECT 1 FROM planned)")
+CREATE_REFERRAL = _PLAN_CTES + _AUDIT_CTES + "\nSELECT count(*) FROM planned\n"
 
 # Planned with endpoints that changed meanwhile: read them again and retry, this many times.
 _ATTEMPTS = 3
@@ -174,6 +177,7 @@ class PostgresCreateStore:
         ]
         jobs = encode(plan.jobs).decode()
         stored = encode([claim.record(plan.response)] if claim is not None else []).decode()
+        audit_columns = columns(plan.audit)
         async with self._db.autocommit() as conn:
             if not isinstance(conn, RawConnection):
                 raise TypeError("PostgresCreateStore needs a PostgreSQL database")
@@ -185,7 +189,14 @@ class PostgresCreateStore:
                 planned_with = sorted(endpoint.id for endpoint in endpoints)
                 try:
                     written = await conn.driver.fetchval(
-                        CREATE_REFERRAL, *rows, deliveries, jobs, stored, *scope, planned_with
+                        CREATE_REFERRAL,
+                        *rows,
+                        deliveries,
+                        jobs,
+                        stored,
+                        *scope,
+                        planned_with,
+                        *audit_columns,
                     )
                 except asyncpg.IntegrityConstraintViolationError as exc:
                     raise IntegrityError("CREATE_REFERRAL", None, exc) from exc

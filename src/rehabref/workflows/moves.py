@@ -1,7 +1,8 @@
 """Moving a referral through its state machine, and telling the partner.
 
 ``referrals.transitions`` applies a move (row, history, contact tasks) and says which event it
-makes; this writes that event to the outbox, and what the patient is told, in the same
+makes; this writes that event to the outbox, what the patient is told, and the move's audit
+record (``referral.moved``, whoever moved it: ops API, console or a job), in the same
 transaction.
 """
 
@@ -11,6 +12,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.audit import trail as audit
 from rehabref.channels.outbox import cancel_waiting
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.intake import conversation_store as conversations
@@ -47,6 +49,7 @@ async def move_referral(
     )
     await record_move(conn, move)
     await tell_patient(conn, move)
+    await audit.record(conn, audit.entry(actor, "referral.moved", referral_id=referral_id, now=now))
     return move.referral
 
 

@@ -16,6 +16,7 @@ from typing import Protocol
 
 import msgspec
 
+from rehabref.audit.trail import entry
 from rehabref.channels.providers import ChannelProviders
 from rehabref.clock import iso
 from rehabref.events.outbox import NewEvent, outbox_rows
@@ -205,6 +206,7 @@ def plan_v1(
             now=now,
         ),
         response=msgspec.json.encode(response),
+        audit=entry(principal.actor, "referral.created", referral_id=referral_id, now=now),
     )
 
 

@@ -11,6 +11,7 @@ from datetime import datetime
 
 import msgspec
 
+from rehabref.audit.trail import entry
 from rehabref.channels.providers import ChannelProviders
 from rehabref.clock import epoch_ms
 from rehabref.eligibility import tokens as preauth
@@ -227,4 +228,5 @@ def plan_g(
             now=now,
         ),
         response=msgspec.json.encode(response),
+        audit=entry(principal.actor, "referral.created", referral_id=referral_id, now=now),
     )

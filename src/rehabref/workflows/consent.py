@@ -55,7 +55,7 @@ def end_status(current: str) -> str:
     return "closed" if current in CLOSES else "cancelled"
 
 
-async def _withdraw_one(
+async def withdraw_one(
     conn: AsyncConnection,
     referral_id: str,
     *,
@@ -64,6 +64,8 @@ async def _withdraw_one(
     note: str | None,
     now: datetime,
 ) -> tuple[ReferralRow, bool] | None:
+    """Withdraw one referral (not logged: the caller logs its request); the row as it was
+    and whether this ended it; None when there is no such referral."""
     row = await lock_referral(conn, referral_id)
     if row is None:
         return None
@@ -111,9 +113,7 @@ async def withdraw_referral(
     now: datetime,
 ) -> Withdrawal | None:
     """Withdraw consent for one referral (link or coordinator); None when it does not exist."""
-    done = await _withdraw_one(
-        conn, referral_id, actor=actor, channel=channel, note=note, now=now
-    )
+    done = await withdraw_one(conn, referral_id, actor=actor, channel=channel, note=note, now=now)
     if done is None:
         return None
     row, ended = done
@@ -126,13 +126,11 @@ async def withdraw_number(
     conn: AsyncConnection, phone: str, *, channel: str, now: datetime
 ) -> Withdrawal:
     """STOP from ``phone`` (E.164): every live referral of that number."""
-    found = [
-        r for r in await referrals_of_person(conn, phone=phone) if r.environment == "live"
-    ]
+    found = [r for r in await referrals_of_person(conn, phone=phone) if r.environment == "live"]
     withdrawn: list[str] = []
     ended: list[str] = []
     for referral in found:
-        done = await _withdraw_one(
+        done = await withdraw_one(
             conn, referral.id, actor=f"patient:{channel}", channel=channel, note=None, now=now
         )
         if done is not None:

@@ -30,9 +30,11 @@ from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
 from rehabref.ops import matching_endpoints
+from rehabref.ops import rights_endpoints as rights_ops_endpoints
 from rehabref.pages import assistant as intake_pages
 from rehabref.pages import referral_link as link_pages
 from rehabref.pages import tracking as tracking_pages
+from rehabref.pages import withdrawal as withdrawal_pages
 from rehabref.partners.auth import Authenticator
 from rehabref.plain_asgi import PlainRouter
 from rehabref.provider_webhooks import twilio as twilio_webhooks
@@ -58,11 +60,12 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         roster = wiring.roster_sources()
         channels = wiring.channel_providers(settings)
         wiring.warn_about_missing_channels(channels)
-        messages = wiring.message_worker(db, settings, channels)
+        box = SecretBox(secret_key)
+        messages = wiring.message_worker(db, settings, channels, box)
         app.state.services = Services(
             settings=settings,
             db=db,
-            box=SecretBox(secret_key),
+            box=box,
             auth=Authenticator(
                 db,
                 cache_seconds=settings.auth_cache_seconds,
@@ -104,6 +107,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             *health.ROUTES,
             *intake_pages.ROUTES,
             *tracking_pages.ROUTES,
+            *withdrawal_pages.ROUTES,
             *link_pages.ROUTES,
             *console_routes.ROUTES,
             *openapi_document.ROUTES,
@@ -135,6 +139,7 @@ JSON_ROUTES = [
     *matching_endpoints.ROUTES,
     *care_ops_endpoints.ROUTES,
     *event_ops_endpoints.ROUTES,
+    *rights_ops_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
 ]

@@ -26,8 +26,10 @@ from rehabref.events.periodic import PeriodicJobs
 from rehabref.events.transport import ByEnvironment, DeliveryTransport, HttpTransport
 from rehabref.events.worker import WorkerConfig
 from rehabref.idempotency.service import purge_expired
+from rehabref.instance_secret import SecretBox
 from rehabref.jobs import Handlers, run_due
 from rehabref.matching.roster import RegistryRoster, RosterSources
+from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.sandbox import scenarios
 from rehabref.sandbox.coverage import SandboxCoverage
 from rehabref.sandbox.messages import SandboxChannel
@@ -104,8 +106,11 @@ def warn_about_missing_channels(channels: ChannelProviders) -> None:
         )
 
 
-def message_worker(db: Database, settings: Settings, channels: ChannelProviders) -> MessageWorker:
-    """Sends patient messages; a message nobody can receive goes to a coordinator."""
+def message_worker(
+    db: Database, settings: Settings, channels: ChannelProviders, box: SecretBox
+) -> MessageWorker:
+    """Sends patient messages, each with the patient's consent-withdrawal link; a message
+    nobody can receive goes to a coordinator."""
     return MessageWorker(
         db,
         channels,
@@ -114,6 +119,7 @@ def message_worker(db: Database, settings: Settings, channels: ChannelProviders)
             retry_base_seconds=settings.message_retry_base_seconds,
             lease_seconds=settings.message_lease_seconds,
         ),
+        withdrawal_link=partial(withdrawal_url, box, settings.base_url),
     )
 
 

@@ -20,7 +20,7 @@ async def run_standalone(settings: Any) -> None:
     config = config_from(settings)
     channels = wiring.channel_providers(settings)
     wiring.warn_about_missing_channels(channels)
-    messages = wiring.message_worker(db, settings, channels)
+    messages = wiring.message_worker(db, settings, channels, box)
     worker = DeliveryWorker(
         db,
         box,

@@ -15,12 +15,14 @@ from rehabref.openapi import links as links_docs
 from rehabref.openapi import matching as matching_docs
 from rehabref.openapi import ops as ops_docs
 from rehabref.openapi import referrals as referrals_docs
+from rehabref.openapi import rights as rights_docs
 from rehabref.openapi.operations import Operation
 
 OPERATIONS: tuple[Operation, ...] = (
     *referrals_docs.OPERATIONS,
     *links_docs.OPERATIONS,
     *ops_docs.OPERATIONS,
+    *rights_docs.OPERATIONS,
     *events_docs.OPERATIONS,
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,

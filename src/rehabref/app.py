@@ -85,7 +85,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
                 db,
                 app.state.services.box,
                 settings,
-                wiring.periodic_jobs(coverage, roster, messages),
+                wiring.periodic_jobs(coverage, roster, messages, settings),
                 partial(wiring.delivery_transport, db),
             )
             if run_worker

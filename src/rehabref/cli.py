@@ -13,6 +13,7 @@ import typer
 
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
+from rehabref.commands.rights import data_subject_app, retention_command
 from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox, load_secret_key
@@ -37,6 +38,8 @@ operators_app = typer.Typer(
 app.add_typer(operators_app, name="operators")
 app.add_typer(physios_app, name="physios")
 app.add_typer(members_app, name="members")
+app.add_typer(data_subject_app, name="data-subject")
+app.command("retention")(retention_command)
 
 
 def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:

@@ -67,6 +67,11 @@ class Settings:
     # How long a message worker's claim on a message lasts: a worker that dies mid-send
     # leaves it to others after this (a provider call never takes longer than 10 s).
     message_lease_seconds: float = 60.0
+    # Retention (docs/security.md#retention): personal data of referrals closed or cancelled
+    # this many days ago is scrubbed; assistant sessions whose link expired this many days
+    # ago unused are deleted. Idempotent replies go when they expire (24 h).
+    retention_closed_referral_days: int = 365
+    retention_assistant_session_days: int = 30
 
     @property
     def base_url(self) -> str:
@@ -196,4 +201,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         email_from=source.get("REHABREF_EMAIL_FROM") or None,
         message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0.1),
         message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
+        retention_closed_referral_days=number(
+            "REHABREF_RETENTION_CLOSED_REFERRAL_DAYS", 365, int, 1
+        ),
+        retention_assistant_session_days=number(
+            "REHABREF_RETENTION_ASSISTANT_SESSION_DAYS", 30, int, 1
+        ),
     )

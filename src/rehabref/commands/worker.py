@@ -25,7 +25,9 @@ async def run_standalone(settings: Any) -> None:
         db,
         box,
         config,
-        periodic=wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources(), messages),
+        periodic=wiring.periodic_jobs(
+            wiring.coverage_sources(), wiring.roster_sources(), messages, settings
+        ),
         transport=wiring.delivery_transport(db, config),
     )
     loop = asyncio.get_running_loop()

@@ -189,14 +189,20 @@ async def erase_referrals(
     now: datetime,
     phone: str | None = None,
     email: str | None = None,
+    whole_person: bool = True,
 ) -> dict[str, int]:
-    """Scrub the referrals and everything tied to them (and the person's messages by
-    address); rows touched per table."""
+    """Scrub the referrals and everything tied to them; rows touched per table.
+
+    ``whole_person`` (an erasure request): open referrals are first ended as a consent
+    withdrawal, and the messages to and from the person's phone and e-mail that no referral
+    claims are scrubbed too. Retention passes False: its referrals ended long ago, and
+    another referral of the same person may still be open, its messages not due."""
     ids = [r.id for r in referrals]
     identifiers = identifiers_of(referrals, [phone, email])
-    refs = list({recipient_ref(a) for a in identifiers if a.startswith("+") or "@" in a})
+    addresses = {a for a in identifiers if a.startswith("+") or "@" in a}
+    refs = list({recipient_ref(a) for a in addresses}) if whole_person else []
     ended = 0
-    for referral in referrals:
+    for referral in referrals if whole_person else ():
         done = await withdraw_one(
             conn, referral.id, actor=actor, channel="erasure", note=None, now=now
         )

@@ -36,12 +36,8 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index(
-        "ix_data_subject_requests_phone_hash", "data_subject_requests", ["phone_hash"]
-    )
-    op.create_index(
-        "ix_data_subject_requests_email_hash", "data_subject_requests", ["email_hash"]
-    )
+    op.create_index("ix_data_subject_requests_phone_hash", "data_subject_requests", ["phone_hash"])
+    op.create_index("ix_data_subject_requests_email_hash", "data_subject_requests", ["email_hash"])
 
 
 def downgrade() -> None:

@@ -228,7 +228,9 @@ def test_a_number_not_on_whatsapp_gets_an_sms_and_then_a_coordinator(
         twilio.behaviour = lambda _r, _i: twilio_api.Answer()
 
 
-def test_stop_withdraws_and_silences_every_referral_of_the_number_until_start(api, graph, partner, sql):
+def test_stop_withdraws_and_silences_every_referral_of_the_number_until_start(
+    api, graph, partner, sql
+):
     phone = new_phone()
     referral_id = create(
         api, partner, "x1", patient={"first_name": "Ada", "phone": phone, "city": "Lagos"}

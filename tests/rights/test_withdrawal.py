@@ -42,9 +42,7 @@ def referral(sql, referral_id: str) -> Any:
 def closed_events(sql, referral_id: str) -> list[dict[str, Any]]:
     with sql.connect() as conn:
         rows = conn.execute(
-            text(
-                "SELECT data FROM events WHERE referral_id = :r AND type = 'referral.closed'"
-            ),
+            text("SELECT data FROM events WHERE referral_id = :r AND type = 'referral.closed'"),
             {"r": referral_id},
         ).all()
     return [row.data if isinstance(row.data, dict) else json.loads(row.data) for row in rows]
@@ -120,7 +118,9 @@ def test_stop_withdraws_every_live_referral_of_the_number(api, graph, partner, s
 
 def test_a_coordinator_records_a_withdrawal_given_by_phone(api, partner, operator_token, sql):
     phone = new_phone()
-    referral_id = create(api, partner, patient={"first_name": "Femi", "phone": phone, "city": "Jos"})
+    referral_id = create(
+        api, partner, patient={"first_name": "Femi", "phone": phone, "city": "Jos"}
+    )
     path = f"{OPS}/referrals/{referral_id}/consent-withdrawal"
     missing = api.post(path, json={}, headers=op_headers(operator_token))
     assert missing.status_code == 422 and "note" in missing.json()["error"]["fields"]

@@ -34,6 +34,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *referrals_docs.SCHEMA_MODELS,
     *links_docs.SCHEMA_MODELS,
     *ops_docs.SCHEMA_MODELS,
+    *rights_docs.SCHEMA_MODELS,
     *events_docs.SCHEMA_MODELS,
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from rehabref.openapi.operations import REQUEST_ID, Operation, errors
 from rehabref.ops.rights_schemas import (
     ConsentWithdrawalIn,
@@ -60,4 +62,10 @@ OPERATIONS: tuple[Operation, ...] = (
             **errors(400, 401, 404, 413, 422),
         },
     ),
+)
+
+SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
+    DataSubjectRequestIn,
+    DataSubjectRequestOut,
+    ConsentWithdrawalIn,
 )

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httpx
 from sqlalchemy import text
 
 from tests.channels.conftest import new_phone, wait_for
@@ -177,3 +179,31 @@ def test_the_email_and_the_assistant_page_carry_the_withdrawal_link(api, smtp, p
     assert page.status_code == 200 and "Withdraw my consent" in page.text
     link = WITHDRAW_LINK.search(page.text)
     assert link is not None and link.group(0).split("/w/")[1] in plain
+
+
+def test_concurrent_withdrawals_end_the_referral_once(api, partner, operator_token, sql):
+    referral_id = create(
+        api, partner, patient={"first_name": "Sade", "phone": new_phone(), "city": "Ilorin"}
+    )
+    path = f"{OPS}/referrals/{referral_id}/consent-withdrawal"
+
+    def withdraw(n: int) -> int:
+        with httpx.Client(base_url=str(api.base_url), timeout=30) as http:
+            response = http.post(
+                path, json={"note": f"call {n}"}, headers=op_headers(operator_token)
+            )
+            return response.status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(withdraw, range(8)))
+    assert statuses == [200] * 8
+    assert len(closed_events(sql, referral_id)) == 1
+    with sql.connect() as conn:
+        moves = conn.execute(
+            text(
+                "SELECT count(*) FROM referral_transitions WHERE referral_id = :r "
+                "AND to_status = 'cancelled'"
+            ),
+            {"r": referral_id},
+        ).scalar_one()
+    assert moves == 1

@@ -19,15 +19,16 @@ from tests.conftest import auth
 from tests.support.graph_api import inbound_text
 from tests.support.operators import OPS, op_headers
 from tests.support.payloads import v1_referral
+from tests.support.receiver import Receiver
 
 WITHDRAW_LINK = re.compile(r"https?://[^\s]+/w/[A-Za-z0-9_.-]+")
 
 
-def create(api, partner, **overrides: Any) -> str:
+def create(api, partner, key: str = "sk_live", **overrides: Any) -> str:
     response = api.post(
         "/api/v1/partners/referrals",
         json=v1_referral(**overrides),
-        headers=auth(partner["keys"]["sk_live"], f"w-{new_phone()}"),
+        headers=auth(partner["keys"][key], f"w-{new_phone()}"),
     )
     assert response.status_code == 201, response.text
     return str(response.json()["referral_id"])
@@ -119,9 +120,16 @@ def test_stop_withdraws_every_live_referral_of_the_number(api, graph, partner, s
 
 
 def test_a_coordinator_records_a_withdrawal_given_by_phone(api, partner, operator_token, sql):
+    receiver = Receiver().start()
+    endpoint = api.post(
+        "/api/v1/partners/webhook-endpoints",
+        json={"url": receiver.url},
+        headers=auth(partner["keys"]["sk_test"]),
+    )
+    assert endpoint.status_code == 201, endpoint.text
     phone = new_phone()
     referral_id = create(
-        api, partner, patient={"first_name": "Femi", "phone": phone, "city": "Jos"}
+        api, partner, "sk_test", patient={"first_name": "Femi", "phone": phone, "city": "Jos"}
     )
     path = f"{OPS}/referrals/{referral_id}/consent-withdrawal"
     missing = api.post(path, json={}, headers=op_headers(operator_token))
@@ -142,6 +150,25 @@ def test_a_coordinator_records_a_withdrawal_given_by_phone(api, partner, operato
             {"r": referral_id},
         ).scalar_one()
     assert reason == "consent_withdrawn (phone): Called: no longer wants therapy"
+    # The partner's endpoint is told, signed, without patient data.
+    try:
+
+        def told() -> list[Any]:
+            return [
+                r
+                for r in list(receiver.received)
+                if r.json()["type"] == "referral.closed"
+                and r.json()["data"]["referral_id"] == referral_id
+            ]
+
+        receiver.wait_for(lambda: bool(told()))
+        delivered = told()[0]
+        assert delivered.json()["data"]["reason"] == "consent_withdrawn"
+        assert delivered.json()["data"]["status"] == "cancelled"
+        assert delivered.signature_valid(partner["keys"]["whsec_test"])
+        assert phone not in delivered.body.decode() and "Femi" not in delivered.body.decode()
+    finally:
+        receiver.stop()
     # No more messages to the patient: the number is opted out.
     with sql.connect() as conn:
         pending = conn.execute(

@@ -32,9 +32,11 @@ from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
 from rehabref.ops import matching_endpoints
+from rehabref.ops import rights_endpoints as rights_ops_endpoints
 from rehabref.pages import assistant as intake_pages
 from rehabref.pages import referral_link as link_pages
 from rehabref.pages import tracking as tracking_pages
+from rehabref.pages import withdrawal as withdrawal_pages
 from rehabref.partners.auth import Authenticator
 from rehabref.plain_asgi import PlainRouter
 from rehabref.provider_webhooks import twilio as twilio_webhooks
@@ -60,7 +62,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         roster = wiring.roster_sources()
         channels = wiring.channel_providers(settings)
         wiring.warn_about_missing_channels(channels)
-        messages = wiring.message_worker(db, settings, channels)
+        messages = wiring.message_worker(db, settings, channels, box)
         app.state.services = Services(
             settings=settings,
             db=db,
@@ -84,7 +86,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
                 db,
                 app.state.services.box,
                 settings,
-                wiring.periodic_jobs(coverage, roster, messages),
+                wiring.periodic_jobs(coverage, roster, messages, settings),
                 partial(wiring.delivery_transport, db),
             )
             if run_worker
@@ -106,6 +108,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             *health.ROUTES,
             *intake_pages.ROUTES,
             *tracking_pages.ROUTES,
+            *withdrawal_pages.ROUTES,
             *link_pages.ROUTES,
             *console_routes.ROUTES,
             *openapi_document.ROUTES,
@@ -138,6 +141,7 @@ JSON_ROUTES = [
     *care_ops_endpoints.ROUTES,
     *event_ops_endpoints.ROUTES,
     *audit_ops_endpoints.ROUTES,
+    *rights_ops_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
 ]

@@ -16,6 +16,7 @@ import typer
 from rehabref.commands.audit import audit_app
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
+from rehabref.commands.rights import data_subject_app, retention_command
 from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.crypto import KeyRingError
 from rehabref.db import Database
@@ -42,6 +43,8 @@ app.add_typer(operators_app, name="operators")
 app.add_typer(physios_app, name="physios")
 app.add_typer(members_app, name="members")
 app.add_typer(audit_app, name="audit")
+app.add_typer(data_subject_app, name="data-subject")
+app.command("retention")(retention_command)
 
 
 def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:

@@ -81,6 +81,12 @@ class Settings:
     # A console session with no request for this long is signed out (server-side last seen).
     console_idle_seconds: float = 15 * 60.0
 
+    # Retention (docs/security.md#retention): personal data of referrals closed or cancelled
+    # this many days ago is scrubbed; assistant sessions whose link expired this many days
+    # ago unused are deleted. Idempotent replies go when they expire (24 h).
+    retention_closed_referral_days: int = 365
+    retention_assistant_session_days: int = 30
+
     @property
     def base_url(self) -> str:
         if self.public_base_url:
@@ -256,4 +262,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         sandbox_trigger_rate_limit=limit("REHABREF_SANDBOX_TRIGGER_RATE_LIMIT", "10/minute"),
         sandbox_trigger_origins=trigger_origins,
         console_idle_seconds=60 * number("REHABREF_CONSOLE_IDLE_MINUTES", 15, float, 1),
+        retention_closed_referral_days=number(
+            "REHABREF_RETENTION_CLOSED_REFERRAL_DAYS", 365, int, 1
+        ),
+        retention_assistant_session_days=number(
+            "REHABREF_RETENTION_ASSISTANT_SESSION_DAYS", 30, int, 1
+        ),
     )

@@ -19,28 +19,31 @@ from rehabref.channels.providers import ChannelProviders
 from rehabref.channels.twilio import TwilioSms
 from rehabref.channels.whatsapp import WhatsAppCloud
 from rehabref.channels.worker import MessageWorker, MessageWorkerConfig
+from rehabref.clock import utcnow
 from rehabref.config import Settings
 from rehabref.db import Database
 from rehabref.eligibility.adapters import CoverageSources, RegistryAdapter
 from rehabref.events.periodic import PeriodicJobs
 from rehabref.events.transport import ByEnvironment, DeliveryTransport, HttpTransport
 from rehabref.events.worker import WorkerConfig
-from rehabref.idempotency.service import purge_expired
+from rehabref.instance_secret import SecretBox
 from rehabref.jobs import Handlers, run_due
 from rehabref.matching.roster import RegistryRoster, RosterSources
+from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.sandbox import scenarios
 from rehabref.sandbox.coverage import SandboxCoverage
 from rehabref.sandbox.messages import SandboxChannel
 from rehabref.sandbox.replay_transport import PhoneFiveReplay
 from rehabref.sandbox.roster import SandboxRoster
-from rehabref.workflows import appointment_messages, conversation
+from rehabref.workflows import appointment_messages, conversation, retention
 from rehabref.workflows.referral_created import ReferralCreated
 
 log = logging.getLogger("rehabref.channels")
 
 # How often the worker looks for due scheduled jobs (scenario steps, retries).
 SCHEDULED_JOBS_POLL_SECONDS = 0.5
-IDEMPOTENCY_PURGE_SECONDS = 3600
+# Retention (idempotent replies, assistant sessions, closed referrals' personal data).
+RETENTION_SECONDS = 3600
 # How often the worker looks for patient messages to send, and for silent conversations.
 MESSAGES_POLL_SECONDS = 0.1
 NUDGE_POLL_SECONDS = 60
@@ -104,8 +107,11 @@ def warn_about_missing_channels(channels: ChannelProviders) -> None:
         )
 
 
-def message_worker(db: Database, settings: Settings, channels: ChannelProviders) -> MessageWorker:
-    """Sends patient messages; a message nobody can receive goes to a coordinator."""
+def message_worker(
+    db: Database, settings: Settings, channels: ChannelProviders, box: SecretBox
+) -> MessageWorker:
+    """Sends patient messages, each with the patient's consent-withdrawal link; a message
+    nobody can receive goes to a coordinator."""
     return MessageWorker(
         db,
         channels,
@@ -114,6 +120,7 @@ def message_worker(db: Database, settings: Settings, channels: ChannelProviders)
             retry_base_seconds=settings.message_retry_base_seconds,
             lease_seconds=settings.message_lease_seconds,
         ),
+        withdrawal_link=partial(withdrawal_url, box, settings.base_url),
     )
 
 
@@ -144,20 +151,28 @@ async def nudge_silent_conversations(db: Database) -> None:
     await conversation.nudge_silent(db)
 
 
-async def purge_idempotency_records(db: Database) -> None:
+async def enforce_retention(db: Database, *, periods: retention.Periods) -> dict[str, int]:
+    """Removes what the documented retention periods say is due (idempotent replies when
+    they expire included)."""
     async with db.write() as conn:
-        await purge_expired(conn)
+        return await retention.enforce(conn, periods, now=utcnow(), dry_run=False)
 
 
 def periodic_jobs(
-    coverage: CoverageSources, roster: RosterSources, messages: MessageWorker
+    coverage: CoverageSources,
+    roster: RosterSources,
+    messages: MessageWorker,
+    settings: Settings,
 ) -> PeriodicJobs:
     """What every delivery worker runs besides deliveries (jobs tolerate running in several
     workers at once). A scenario step that gives up is reported to the partner."""
     return {
         "channels.send_due": (MESSAGES_POLL_SECONDS, messages.run_once),
         "intake.nudge_silent": (NUDGE_POLL_SECONDS, nudge_silent_conversations),
-        "idempotency.purge_expired": (IDEMPOTENCY_PURGE_SECONDS, purge_idempotency_records),
+        "rights.retention": (
+            RETENTION_SECONDS,
+            partial(enforce_retention, periods=retention.periods_of(settings)),
+        ),
         "scheduled_jobs.run_due": (
             SCHEDULED_JOBS_POLL_SECONDS,
             partial(

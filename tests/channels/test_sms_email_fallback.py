@@ -54,6 +54,15 @@ def tasks(sql, referral_id: str) -> list[str]:
         return [row.purpose for row in rows]
 
 
+def status_of(sql, referral_id: str) -> str:
+    with sql.connect() as conn:
+        return str(
+            conn.execute(
+                text("SELECT status FROM referrals WHERE id = :r"), {"r": referral_id}
+            ).scalar_one()
+        )
+
+
 @pytest.fixture
 def refusing(graph: GraphApi) -> Iterator[set[str]]:
     """Phones the Graph API stand-in refuses as not on WhatsApp (code 131026)."""
@@ -219,7 +228,9 @@ def test_a_number_not_on_whatsapp_gets_an_sms_and_then_a_coordinator(
         twilio.behaviour = lambda _r, _i: twilio_api.Answer()
 
 
-def test_stop_silences_every_referral_of_the_number_until_start(api, graph, partner, sql):
+def test_stop_withdraws_and_silences_every_referral_of_the_number_until_start(
+    api, graph, partner, sql
+):
     phone = new_phone()
     referral_id = create(
         api, partner, "x1", patient={"first_name": "Ada", "phone": phone, "city": "Lagos"}
@@ -228,7 +239,9 @@ def test_stop_silences_every_referral_of_the_number_until_start(api, graph, part
     assert post_signed(api, inbound_text(phone, "STOP")).status_code == 200
     ack = nth_message(graph, phone, 2)
     assert "START" in ack["text"]["body"]
-    wait_for(lambda: tasks(sql, referral_id) == ["opted_out"], what="the coordinator task")
+    # STOP is consent withdrawal: the referral ends (its tasks with it) and stays ended.
+    wait_for(lambda: status_of(sql, referral_id) == "cancelled", what="the withdrawal")
+    assert tasks(sql, referral_id) == []
     assert post_signed(api, inbound_text(phone, "stop")).status_code == 200  # acknowledged once
 
     # A new referral for the same number sends nothing while it is opted out.
@@ -317,7 +330,7 @@ def test_a_message_after_the_intake_reaches_a_coordinator(api, graph, partner, s
     )
 
 
-def test_an_sms_stop_whose_confirmation_the_carrier_blocks_needs_one_task(
+def test_an_sms_stop_whose_confirmation_the_carrier_blocks_still_withdraws(
     api, live_server, twilio, partner, sql
 ):
     phone = new_phone()
@@ -353,4 +366,6 @@ def test_an_sms_stop_whose_confirmation_the_carrier_blocks_needs_one_task(
         )
     finally:
         twilio.behaviour = lambda _r, _i: twilio_api.Answer()
-    assert tasks(sql, referral_id) == ["opted_out"]
+    # CANCEL on SMS is STOP, so consent is withdrawn: nothing is left for a coordinator.
+    assert status_of(sql, referral_id) == "cancelled"
+    assert tasks(sql, referral_id) == []

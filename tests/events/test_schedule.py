@@ -205,10 +205,12 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
 
     settings = load_settings({"REHABREF_DATABASE_URL": db_url})
     channels = wiring.channel_providers(settings)
-    messages = wiring.message_worker(Database(db_url), settings, channels)
-    wired = wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources(), messages)
+    messages = wiring.message_worker(Database(db_url), settings, channels, SecretBox("k" * 32))
+    wired = wiring.periodic_jobs(
+        wiring.coverage_sources(), wiring.roster_sources(), messages, settings
+    )
     assert set(wired) == {
-        "idempotency.purge_expired",
+        "rights.retention",
         "scheduled_jobs.run_due",
         "channels.send_due",
         "intake.nudge_silent",

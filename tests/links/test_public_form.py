@@ -43,6 +43,8 @@ def test_valid_submission_creates_an_attributed_referral(client, partner, sql):
     assert "Thank you, Ngozi" in response.text
     assert "/a/" in response.text  # messaging -> assistant route: the patient may start now
     (row,) = _referral(sql, link["link_id"])
+    # The form's promise ("I can withdraw this consent at any time"): the link to do it.
+    assert f"/w/{row['id']}." in response.text and "Withdraw my consent" in response.text
     assert row["campaign"] == "knee-clinic-week"
     assert row["partner_id"] == partner["partner_id"]
     assert row["environment"] == "test"

@@ -30,7 +30,11 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-MINE = ("/api/v1/ops/referrals", "/api/v1/ops/contact-tasks")
+MINE = (
+    "/api/v1/ops/referrals",
+    "/api/v1/ops/contact-tasks",
+    "/api/v1/ops/data-subject-requests",
+)
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])

@@ -11,7 +11,7 @@ from the row, and the coordinator's timeline shows ``plain_text``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 Channel = Literal["whatsapp", "sms", "email"]
@@ -80,6 +80,17 @@ def plain_text(content: Content) -> str:
     if content.link:
         lines.append(content.link)
     return "\n".join(lines)
+
+
+def withdrawal_footer(link: str) -> str:
+    return f"To withdraw your consent and stop this referral: {link} (or reply STOP)."
+
+
+def with_withdrawal_link(content: Content, link: str) -> Content:
+    """The message with the consent-withdrawal line after its text (NDPA: every message
+    says how to withdraw). A WhatsApp template's approved body cannot change: the line
+    reaches the SMS and e-mail renderings and the timeline, and STOP works on WhatsApp."""
+    return replace(content, text=f"{content.text}\n\n{withdrawal_footer(link)}")
 
 
 def as_reply(content: Content) -> Reply:

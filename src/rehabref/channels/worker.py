@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import and_, case, exists, or_, select, update
 
-from rehabref.channels.content import from_json
+from rehabref.channels.content import Content, from_json, with_withdrawal_link
 from rehabref.channels.failures import Fallback
 from rehabref.channels.outbox import OPT_OUT_ACK, WAITING
 from rehabref.channels.outcome import Accepted, Outcome, Refused, Retry
@@ -96,8 +96,11 @@ class MessageWorker:
         *,
         clock: Callable[[], datetime] = utcnow,
         rng: Callable[[], float] = random.random,
+        withdrawal_link: Callable[[str], str] | None = None,
     ) -> None:
         self.db = db
+        # referral id -> the patient's consent-withdrawal link, added to every message.
+        self.withdrawal_link = withdrawal_link
         self.providers = providers
         self.fallback = fallback
         self.config = config
@@ -188,6 +191,16 @@ class MessageWorker:
             for r in sending
         ]
 
+    def content_of(self, message: ClaimedMessage) -> Content:
+        """What the patient reads: the stored message and, for a referral's message other
+        than the STOP confirmation, the withdrawal link."""
+        content = from_json(message.content)
+        if self.withdrawal_link is None or message.referral_id is None:
+            return content
+        if message.purpose == OPT_OUT_ACK:
+            return content
+        return with_withdrawal_link(content, self.withdrawal_link(message.referral_id))
+
     async def _send(self, message: ClaimedMessage) -> Outcome:
         provider = self.providers.provider(message.environment, message.channel)
         if provider is None:
@@ -199,7 +212,7 @@ class MessageWorker:
                 async with asyncio.timeout(self._send_timeout):
                     return await provider.send(
                         to=message.recipient,
-                        content=from_json(message.content),
+                        content=self.content_of(message),
                         message_id=message.id,
                     )
             except TimeoutError:

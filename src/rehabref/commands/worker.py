@@ -20,12 +20,14 @@ async def run_standalone(settings: Any) -> None:
     config = config_from(settings)
     channels = wiring.channel_providers(settings)
     wiring.warn_about_missing_channels(channels)
-    messages = wiring.message_worker(db, settings, channels)
+    messages = wiring.message_worker(db, settings, channels, box)
     worker = DeliveryWorker(
         db,
         box,
         config,
-        periodic=wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources(), messages),
+        periodic=wiring.periodic_jobs(
+            wiring.coverage_sources(), wiring.roster_sources(), messages, settings
+        ),
         transport=wiring.delivery_transport(db, config),
     )
     loop = asyncio.get_running_loop()

@@ -1,4 +1,5 @@
-"""One referral in the console: details, timeline, status moves, event redelivery."""
+"""One referral in the console: details, timeline, status moves, a consent withdrawal
+taken by phone, event redelivery."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ from rehabref.console.render import (
 from rehabref.console.session import signed_in
 from rehabref.errors import ApiError
 from rehabref.events import history
+from rehabref.fields import plain_text
 from rehabref.referrals.transitions import AppointmentChange, PaymentChange
 from rehabref.scope import OperatorScope
 from rehabref.services import services_of
+from rehabref.workflows.consent import withdraw_referral
 from rehabref.workflows.moves import move_referral
 
 
@@ -105,6 +108,42 @@ async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | 
     return see_other(f"/console/referrals/{referral_id}?notice=moved")
 
 
+@post(
+    "/console/referrals/{referral_id:str}/consent-withdrawal",
+    include_in_schema=False,
+    status_code=200,
+)
+async def record_withdrawal(
+    request: Request[Any, Any, Any], referral_id: str
+) -> Template | Redirect:
+    """A withdrawal the patient gave by phone, with the coordinator's note."""
+    posted = await guarded_form(request)
+    if not isinstance(posted, Posted):
+        return posted
+    signed, form = posted.signed, posted.form
+    note = " ".join(str(form.get("note") or "").split())[:1000]
+    try:
+        note = plain_text(note) if note else ""
+    except ValueError:
+        note = ""
+    if not note:
+        return await render_referral(
+            request, signed, referral_id, error="Write what the patient said.", status=422
+        )
+    async with services_of(request).db.write() as conn:
+        done = await withdraw_referral(
+            conn,
+            referral_id,
+            actor=signed.operator.actor,
+            channel="phone",
+            note=note,
+            now=utcnow(),
+        )
+    if done is None:
+        return await render_referral(request, signed, referral_id)
+    return see_other(f"/console/referrals/{referral_id}?notice=withdrawn")
+
+
 @post("/console/events/{event_id:str}/redeliver", include_in_schema=False, status_code=200)
 async def redeliver(request: Request[Any, Any, Any], event_id: str) -> Template | Redirect:
     posted = await guarded_form(request)
@@ -139,4 +178,4 @@ async def redeliver(request: Request[Any, Any, Any], event_id: str) -> Template 
     return see_other("/console/deliveries?notice=redelivered")
 
 
-ROUTES = [referral_page, move, redeliver]
+ROUTES = [referral_page, move, record_withdrawal, redeliver]

@@ -36,6 +36,7 @@ NOTICES = {
     "session_started": "Session started.",
     "session_completed": "Session completed.",
     "session_cancelled": "Session cancelled.",
+    "withdrawn": "Consent withdrawal recorded: the referral ended and the partner is told.",
 }
 
 

@@ -36,6 +36,7 @@ from rehabref.intake.service import (
 from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals import store
+from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.services import Services, services_of
 from rehabref.workflows.conversation import web_answer, web_state
 from rehabref.workflows.moves import ENDED
@@ -131,6 +132,7 @@ async def _session(services: Services, token: str) -> Any:
 
 
 def _page(template: str, state: dialogue.State, status: int = 200, **context: Any) -> Template:
+    """A page of the dialogue; ``withdraw_url`` in the context shows the withdrawal link."""
     return Template(
         template_name=template,
         context={"page_language": state.language, **context},
@@ -150,7 +152,11 @@ def _hint(state: dialogue.State) -> str | None:
 
 
 def _question_page(
-    services: Services, session_id: str, state: dialogue.State, ctx: dialogue.Context
+    services: Services,
+    session_id: str,
+    referral_id: str,
+    state: dialogue.State,
+    ctx: dialogue.Context,
 ) -> Template:
     lang, reply = state.language, dialogue.prompt(state, ctx)
     question = say(lang, WEB_QUESTION[state.step]) if state.step in WEB_QUESTION else reply.text
@@ -158,6 +164,7 @@ def _question_page(
     return _page(
         "intake/question.html",
         state,
+        withdraw_url=withdrawal_url(services.box, services.settings.base_url, referral_id),
         form_token=form_token(services.box, session_id),
         intro=say(lang, "web_hello", first_name=ctx.first_name, referrer_name=ctx.referrer_name)
         if state.step == "language"
@@ -176,12 +183,13 @@ def _question_page(
     )
 
 
-def _ending_page(state: dialogue.State, first_name: str) -> Template:
+def _ending_page(state: dialogue.State, first_name: str, withdraw_url: str) -> Template:
     """Completed (the link is used up now), or a coordinator will call."""
     done = state.step == "completed"
     return _page(
         "intake/done.html",
         state,
+        withdraw_url=withdraw_url,
         first_name=first_name,
         message=say(
             state.language, "completed" if done else ENDING[state.step], first_name=first_name
@@ -209,8 +217,12 @@ async def assistant_page(request: Request[Any, Any, Any], token: str) -> Templat
     if state.step == "completed":  # done on another channel: the link is used up
         return _gone()
     if state.step in dialogue.TERMINAL:
-        return _ending_page(state, ctx.first_name)
-    return _question_page(services, row.id, state, ctx)
+        return _ending_page(
+            state,
+            ctx.first_name,
+            withdrawal_url(services.box, services.settings.base_url, row.referral_id),
+        )
+    return _question_page(services, row.id, row.referral_id, state, ctx)
 
 
 def _answer(form: Any) -> dialogue.Answer:
@@ -268,7 +280,11 @@ async def answer_question(request: Request[Any, Any, Any], token: str) -> Templa
     if turn.state.step == "completed" and turn.outcome != "completed":
         return _gone()  # completed by a concurrent answer
     if turn.state.step in dialogue.TERMINAL:
-        return _ending_page(turn.state, row.patient_first_name)
+        return _ending_page(
+            turn.state,
+            row.patient_first_name,
+            withdrawal_url(services.box, services.settings.base_url, row.referral_id),
+        )
     return Redirect(path=f"/a/{token}", status_code=303, headers=PRIVATE_PAGE_HEADERS)
 
 

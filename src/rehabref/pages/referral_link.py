@@ -35,6 +35,7 @@ from rehabref.pages.referral_form import (
 )
 from rehabref.principal import Principal
 from rehabref.referrals import store
+from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.scope import PartnerScope
 from rehabref.services import Services, services_of
 from rehabref.tables.partners import Partner
@@ -229,6 +230,10 @@ async def submit_form(request: Request[Any, Any, Any], public_code: str) -> Temp
             "assistant_url": created.get("assistant_session_url"),
             "by_contact": created["status"] == "contact_pending",
             "repeat": False,
+            # The form's consent promise ("I can withdraw this consent at any time").
+            "withdraw_url": withdrawal_url(
+                services.box, services.settings.base_url, created["referral_id"]
+            ),
         },
         200,
     )

@@ -17,6 +17,7 @@ from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page, over_pa
 from rehabref.referrals import store
 from rehabref.referrals.records_g import current_status, progress_of
 from rehabref.referrals.tracking import normalise_tracking_code
+from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.scope import PartnerScope
 from rehabref.services import services_of
 
@@ -69,6 +70,9 @@ async def tracking_page(request: Request[Any, Any, Any], code: str) -> Template:
             "cancelled": status == "cancelled",
             "stage_label": labels.get(status, ""),
             "steps": steps_for(status),
+            "withdraw_url": None
+            if status == "cancelled"
+            else withdrawal_url(services.box, services.settings.base_url, row.id),
         },
         headers=PRIVATE_PAGE_HEADERS,
     )

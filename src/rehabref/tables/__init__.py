@@ -21,6 +21,7 @@ from rehabref.tables import (
     operators,
     partners,
     referrals,
+    rights,
 )
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "operators",
     "partners",
     "referrals",
+    "rights",
 ]
 
 metadata = Base.metadata

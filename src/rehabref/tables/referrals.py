@@ -99,6 +99,14 @@ class Referral(Base):
     link_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
     campaign: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
+    # Patients' rights (workflows/consent.py, workflows/person_data.py, workflows/retention.py).
+    consent_withdrawn_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    # Personal and clinical fields were scrubbed (erasure request or retention); ids,
+    # statuses, dates and amounts stay for billing and audit.
+    erased_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

@@ -2,10 +2,11 @@
 replies out, and what the turn means for the referral.
 
 - ``handle_inbound`` (the ``channels.inbound`` job, run by the worker after the provider's
-  webhook was acknowledged): STOP / START first, then the dialogue of the sender's open
-  conversation. The first answer moves the referral to ``assistant_started``; a confirmed
-  summary completes the intake (``patient.intake_completed``, then matching); a request for a
-  person, three misunderstood answers or a refused consent open a coordinator task.
+  webhook was acknowledged): STOP (consent withdrawal, ``workflows.consent``) / START
+  first, then the dialogue of the sender's open conversation. The first answer moves the
+  referral to ``assistant_started``; a confirmed summary completes the intake
+  (``patient.intake_completed``, then matching); a request for a person, three
+  misunderstood answers or a refused consent open a coordinator task.
 - ``nudge_silent`` (a periodic job): 24 h of silence sends one reminder, 72 h hands the
   referral to a coordinator.
 - ``message_undeliverable`` (the channels' ``Undeliverable`` hook): a patient we cannot reach
@@ -33,6 +34,7 @@ from rehabref.matching.roster import RosterSources
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
+from rehabref.workflows.consent import withdraw_number
 from rehabref.workflows.first_contact import context_of, patient_address
 from rehabref.workflows.intake import intake_completed, patient_engaged
 from rehabref.workflows.moves import ENDED
@@ -45,8 +47,9 @@ NUDGES_PER_ROUND = 50
 TASK_FOR_OUTCOME = {"handover": "assistant_handover", "declined": "consent_declined"}
 
 OPTED_OUT = Reply(
-    "You will not get more messages from rehabref. Your care team may still call you. "
-    "Reply START to get messages again."
+    "You have withdrawn your consent: rehabref has stopped your referral, told your referrer "
+    "and will send you no more messages. Reply START to get messages again (your referral "
+    "stays stopped; ask your referrer for a new one)."
 )
 OPTED_IN = Reply("You will get messages from rehabref again.")
 
@@ -121,7 +124,8 @@ async def _reply(
 async def _keyword(
     conn: AsyncConnection, *, word: str, inbound: Mapping[Any, Any], now: datetime
 ) -> str | None:
-    """STOP / START for the sender's number; the referral it concerned, if any."""
+    """STOP (consent withdrawal) / START for the sender's number; the referral it concerned,
+    if any."""
     ref, channel, sender = inbound["sender_ref"], inbound["channel"], inbound["sender"]
     # The number's latest referral, locked before the messages (the order every writer
     # keeps: referral, then its messages).
@@ -129,7 +133,12 @@ async def _keyword(
     referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
     referral_id = referral.id if referral is not None else None
     if word == "stop":
-        if await opt_outs.opt_out(conn, recipient_ref=ref, channel=channel, now=now):
+        first = await opt_outs.opt_out(conn, recipient_ref=ref, channel=channel, now=now)
+        # STOP is consent withdrawal (docs/security.md): every live referral of the number
+        # ends and its partner is told; a repeated STOP finds nothing left to end. Ended
+        # before the acknowledgement is written, which ending would otherwise cancel.
+        await withdraw_number(conn, sender, channel=channel, now=now)
+        if first:
             await _reply(
                 conn,
                 channel=channel,
@@ -139,8 +148,6 @@ async def _keyword(
                 referral_id=referral_id,
                 now=now,
             )
-            if referral is not None and referral.status not in ENDED:
-                await open_task_once(conn, referral=referral, purpose="opted_out", now=now)
     elif await opt_outs.opt_in(conn, recipient_ref=ref, channel=channel, now=now):
         await _reply(
             conn,

@@ -53,6 +53,8 @@ NOT_EXPORTED = {
     "scheduled_jobs": "internal timers holding identifiers only",
     "outbound_messages": "exported as messages_sent (content as the patient read it)",
     "inbound_messages": "exported as messages_received",
+    "audit_events": "who read or changed the record: ids only, no patient data; given to the "
+    "data protection officer, who answers an access-log request (docs/security.md)",
 }
 _LEFT_OUT_COLUMNS = frozenset({"body", "claimed_until", "locked_until", "recipient_ref"})
 

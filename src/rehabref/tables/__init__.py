@@ -9,6 +9,7 @@ from __future__ import annotations
 from rehabref.db import Base
 from rehabref.instance_secret import InstanceSetting
 from rehabref.tables import (
+    billing,
     care,
     channels,
     eligibility,
@@ -25,6 +26,7 @@ from rehabref.tables import (
 
 __all__ = [
     "InstanceSetting",
+    "billing",
     "care",
     "channels",
     "eligibility",

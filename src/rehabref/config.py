@@ -67,6 +67,9 @@ class Settings:
     # How long a message worker's claim on a message lasts: a worker that dies mid-send
     # leaves it to others after this (a provider call never takes longer than 10 s).
     message_lease_seconds: float = 60.0
+    # Card payments (docs/payments.md): live payment requests need the secret key.
+    paystack_api_base: str = "https://api.paystack.co"
+    paystack_secret_key: str | None = None
 
     @property
     def base_url(self) -> str:
@@ -196,4 +199,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         email_from=source.get("REHABREF_EMAIL_FROM") or None,
         message_retry_base_seconds=number("REHABREF_MESSAGE_RETRY_BASE_SECONDS", 5, float, 0.1),
         message_lease_seconds=number("REHABREF_MESSAGE_LEASE_SECONDS", 60, float, 15),
+        paystack_api_base=url(
+            "REHABREF_PAYSTACK_API_BASE", "https://api.paystack.co", ("http", "https"), secret=False
+        ).rstrip("/"),
+        paystack_secret_key=source.get("REHABREF_PAYSTACK_SECRET_KEY") or None,
     )

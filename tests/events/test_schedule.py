@@ -206,7 +206,9 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
     settings = load_settings({"REHABREF_DATABASE_URL": db_url})
     channels = wiring.channel_providers(settings)
     messages = wiring.message_worker(Database(db_url), settings, channels)
-    wired = wiring.periodic_jobs(wiring.coverage_sources(), wiring.roster_sources(), messages)
+    wired = wiring.periodic_jobs(
+        wiring.coverage_sources(), wiring.roster_sources(), messages, settings=settings
+    )
     assert set(wired) == {
         "idempotency.purge_expired",
         "scheduled_jobs.run_due",

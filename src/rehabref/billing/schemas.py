@@ -40,3 +40,20 @@ def request_view(row: Any, base_url: str) -> dict[str, Any]:
         "currency": row.currency,
         "expires_at": iso(expires),
     }
+
+
+class PaymentRequestOut(BaseModel):
+    """A payment request as the ops API answers it."""
+
+    payment_request_id: str = Field(examples=["prq_01jd3k8e5v0m2c7h4q9w1x6y3z"])
+    reference: str = Field(
+        examples=["rr_4f1c0a9b2d3e5f6a7b8c9d0e"], description="Our Paystack transaction reference."
+    )
+    authorization_url: str = Field(
+        description="The patient's payment link (ours): it redirects to Paystack's checkout "
+        "once initialized; test keys get the sandbox checkout."
+    )
+    status: Literal["pending", "paid", "held", "refunded"]
+    amount_minor: int
+    currency: str = Field(examples=["NGN"])
+    expires_at: str = Field(examples=["2026-12-01T09:00:00.000Z"])

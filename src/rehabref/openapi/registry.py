@@ -14,6 +14,7 @@ from rehabref.openapi import events as events_docs
 from rehabref.openapi import links as links_docs
 from rehabref.openapi import matching as matching_docs
 from rehabref.openapi import ops as ops_docs
+from rehabref.openapi import payments as payments_docs
 from rehabref.openapi import referrals as referrals_docs
 from rehabref.openapi.operations import Operation
 
@@ -21,6 +22,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *referrals_docs.OPERATIONS,
     *links_docs.OPERATIONS,
     *ops_docs.OPERATIONS,
+    *payments_docs.OPERATIONS,
     *events_docs.OPERATIONS,
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,
@@ -32,6 +34,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *referrals_docs.SCHEMA_MODELS,
     *links_docs.SCHEMA_MODELS,
     *ops_docs.SCHEMA_MODELS,
+    *payments_docs.SCHEMA_MODELS,
     *events_docs.SCHEMA_MODELS,
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,

@@ -138,3 +138,20 @@ async def insert_refund(conn: AsyncConnection, row: dict[str, Any]) -> None:
 async def payments_of_referral(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
     query = select(payments).where(payments.c.referral_id == referral_id).order_by(payments.c.id)
     return list((await conn.execute(query)).all())
+
+
+async def requests_of_referral(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+    """A referral's payment requests with their payment (if any), newest first."""
+    query = (
+        select(
+            requests,
+            payments.c.state.label("payment_state"),
+            payments.c.hold_reason,
+            payments.c.amount_minor.label("paid_minor"),
+            payments.c.refunded_minor,
+        )
+        .outerjoin(payments, payments.c.payment_request_id == requests.c.id)
+        .where(requests.c.referral_id == referral_id)
+        .order_by(requests.c.id.desc())
+    )
+    return list((await conn.execute(query)).all())

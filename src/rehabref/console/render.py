@@ -33,6 +33,7 @@ NOTICES = {
     "session_started": "Session started.",
     "session_completed": "Session completed.",
     "session_cancelled": "Session cancelled.",
+    "payment_link_sent": "Payment link created and sent to the patient.",
 }
 
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from rehabref.console import care_forms, pages, queues, referral
+from rehabref.console import care_forms, pages, payments, queues, referral
 
-ROUTES = [*pages.ROUTES, *referral.ROUTES, *queues.ROUTES, *care_forms.ROUTES]
+ROUTES = [*pages.ROUTES, *referral.ROUTES, *queues.ROUTES, *care_forms.ROUTES, *payments.ROUTES]

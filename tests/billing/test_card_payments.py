@@ -236,6 +236,23 @@ def test_a_payment_before_attendance_is_held_and_applied_when_attended(
     assert [a.state for a in applied] == ["applied"]
 
 
+def test_a_payment_waiting_for_a_visit_that_is_cancelled_goes_to_a_coordinator(
+    api, paystack, sql, make_partner, operator_token
+):
+    key = make_partner(name="Cancel Clinic", commission_bps=1000)["keys"]["sk_live"]
+    referral = referral_at(api, operator_token, key, "booked")
+    referral_id = referral["referral_id"]
+    created = ask_payment(api, operator_token, referral_id, 1_000_000)
+    reference = initialized(sql, created.json()["payment_request_id"])
+    assert _deliver(api, paystack, paystack.charge(reference)).json()["outcome"] == "held"
+    assert move(api, operator_token, referral_id, "cancelled").status_code == 200
+    held = rows(sql, "SELECT state, hold_reason FROM payments WHERE reference = :r", r=reference)
+    assert [(h.state, h.hold_reason) for h in held] == [("held", "referral_status")]
+    tasks = rows(sql, "SELECT purpose FROM contact_tasks WHERE referral_id = :r", r=referral_id)
+    assert "payment_review" in [t.purpose for t in tasks]
+    assert _events(sql, referral_id, "payment.completed") == []
+
+
 def test_a_refund_is_recorded_once_and_the_partner_told(
     api, paystack, sql, make_partner, operator_token
 ):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from urllib.parse import urlsplit
 
-from tests.billing.conftest import ask_payment, initialized, referral_at, rows
+from tests.billing.conftest import ask_payment, initialized, referral_at, rows, wait_for
 from tests.support.api import error_of
 from tests.support.operators import OPS, moved, op_headers
 
@@ -84,8 +84,6 @@ def test_a_paystack_outage_leaves_the_request_to_the_worker_retries(
                 i=request_id,
             )
             return bool(row.init_attempts >= 1 and row.init_state == "pending" and row.last_error)
-
-        from tests.billing.conftest import wait_for
 
         wait_for(tried, what="a failed initialization attempt")
         page = api.get(urlsplit(created.json()["authorization_url"]).path)

@@ -12,9 +12,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rehabref import wiring
 from rehabref.billing import policy
 from rehabref.billing.paystack import PaystackClient, PaystackError
 from rehabref.billing.signature import signature_valid
+from rehabref.config import load_settings
+from rehabref.db import Database
 from tests.support.paystack_api import PaystackApi
 
 NOW = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
@@ -141,3 +144,29 @@ def test_the_client_against_paystack_answers():
             await unreachable.aclose()
 
     asyncio.run(down())
+
+
+def test_the_worker_initializes_payments_only_with_a_paystack_key(tmp_path):
+    url = f"sqlite:///{tmp_path / 'wiring.db'}"
+    for env, expected in (
+        ({}, False),
+        ({"REHABREF_PAYSTACK_SECRET_KEY": "sk_live_x"}, True),
+    ):
+        settings = load_settings({"REHABREF_DATABASE_URL": url, **env})
+        channels = wiring.channel_providers(settings)
+        messages = wiring.message_worker(Database(url), settings, channels)
+        paystack = wiring.paystack_client(settings)
+        jobs = wiring.periodic_jobs(
+            wiring.coverage_sources(),
+            wiring.roster_sources(),
+            messages,
+            settings=settings,
+            paystack=paystack,
+        )
+        assert ("payments.initialize_due" in jobs) is expected
+        assert (paystack is not None) is expected
+        if paystack is not None:
+            asyncio.run(paystack.aclose())
+    assert load_settings({}).paystack_api_base == "https://api.paystack.co"
+    with pytest.raises(ValueError, match="REHABREF_PAYSTACK_API_BASE"):
+        load_settings({"REHABREF_PAYSTACK_API_BASE": "ftp://x"})

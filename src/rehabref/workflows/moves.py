@@ -3,7 +3,8 @@
 ``referrals.transitions`` applies a move (row, history, contact tasks) and says which event it
 makes; this writes that event to the outbox, and what the patient is told, in the same
 transaction. A move to ``attended`` also applies a card payment held until then
-(``workflows.payments``): the referral then moves on to ``paid`` in the same transaction.
+(``workflows.payments``): the referral then moves on to ``paid`` in the same transaction;
+a move to ``closed`` or ``cancelled`` hands such a payment to a coordinator.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import AppointmentChange, Move, PaymentChange, transition
 from rehabref.workflows.appointment_messages import appointment_booked
 from rehabref.workflows.move_events import record_move
-from rehabref.workflows.payments import apply_held_payments
+from rehabref.workflows.payments import apply_held_payments, review_held_payments
 
 ENDED = frozenset({"closed", "cancelled"})
 INTAKE_OVER = frozenset({"booked", "attended", "paid", "closed", "cancelled"})
@@ -50,6 +51,8 @@ async def move_referral(
     await tell_patient(conn, move)
     if move.referral.status == "attended":  # a card payment made before the visit now counts
         return await apply_held_payments(conn, move.referral, now=move.at)
+    if move.referral.status in ENDED:  # ... or never will: a coordinator decides
+        await review_held_payments(conn, move.referral, now=move.at)
     return move.referral
 
 

@@ -239,3 +239,17 @@ async def apply_held_payments(
         await open_task_once(conn, referral=referral, purpose=REVIEW_PURPOSE, now=now)
     result: ReferralRow = paid
     return result
+
+
+async def review_held_payments(
+    conn: AsyncConnection, referral: ReferralRow, *, now: datetime
+) -> None:
+    """The referral ended before its visit was attended: a payment waiting for that now
+    needs a coordinator (a refund, most likely)."""
+    held = await store.waiting_for_attendance(conn, referral.id)
+    for payment in held:
+        await store.update_payment(
+            conn, payment.id, hold_reason=policy.REFERRAL_STATUS, updated_at=now
+        )
+    if held:
+        await open_task_once(conn, referral=referral, purpose=REVIEW_PURPOSE, now=now)

@@ -32,17 +32,21 @@ from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
 from rehabref.ops import matching_endpoints
+from rehabref.ops import payment_endpoints as payment_ops_endpoints
 from rehabref.ops import rights_endpoints as rights_ops_endpoints
 from rehabref.pages import assistant as intake_pages
+from rehabref.pages import pay as pay_pages
 from rehabref.pages import referral_link as link_pages
 from rehabref.pages import tracking as tracking_pages
 from rehabref.pages import withdrawal as withdrawal_pages
 from rehabref.partners.auth import Authenticator
 from rehabref.plain_asgi import PlainRouter
+from rehabref.provider_webhooks import paystack as paystack_webhooks
 from rehabref.provider_webhooks import twilio as twilio_webhooks
 from rehabref.provider_webhooks import whatsapp as whatsapp_webhooks
 from rehabref.rate_limiting import RateLimiter
 from rehabref.request_context import RequestContextMiddleware
+from rehabref.sandbox import checkout as sandbox_checkout
 from rehabref.sandbox import trigger as sandbox_trigger
 from rehabref.services import Services
 from rehabref.workflows.create_store import create_store
@@ -63,6 +67,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         channels = wiring.channel_providers(settings)
         wiring.warn_about_missing_channels(channels)
         messages = wiring.message_worker(db, settings, channels, box)
+        paystack = wiring.paystack_client(settings)
         app.state.services = Services(
             settings=settings,
             db=db,
@@ -80,13 +85,16 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             roster=roster,
             create_store=create_store(db, box.ring),
             referral_created=wiring.referral_created_hooks(),
+            paystack=paystack,
         )
         app.state.delivery_worker = (
             delivery_worker.start_in_process(
                 db,
                 app.state.services.box,
                 settings,
-                wiring.periodic_jobs(coverage, roster, messages, settings),
+                wiring.periodic_jobs(
+                    coverage, roster, messages, settings=settings, paystack=paystack
+                ),
                 partial(wiring.delivery_transport, db),
             )
             if run_worker
@@ -100,6 +108,8 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         services: Services | None = getattr(app.state, "services", None)
         if services is not None:
             await services.channels.aclose()
+            if services.paystack is not None:
+                await services.paystack.aclose()
             await services.db.dispose()
 
     return Litestar(
@@ -110,6 +120,8 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             *tracking_pages.ROUTES,
             *withdrawal_pages.ROUTES,
             *link_pages.ROUTES,
+            *pay_pages.ROUTES,
+            *sandbox_checkout.ROUTES,
             *console_routes.ROUTES,
             *openapi_document.ROUTES,
         ],
@@ -144,6 +156,8 @@ JSON_ROUTES = [
     *rights_ops_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
+    *paystack_webhooks.ROUTES,
+    *payment_ops_endpoints.ROUTES,
 ]
 
 

@@ -87,6 +87,10 @@ class Settings:
     retention_closed_referral_days: int = 365
     retention_assistant_session_days: int = 30
 
+    # Card payments (docs/payments.md): live payment requests need the secret key.
+    paystack_api_base: str = "https://api.paystack.co"
+    paystack_secret_key: str | None = None
+
     @property
     def base_url(self) -> str:
         if self.public_base_url:
@@ -268,4 +272,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         retention_assistant_session_days=number(
             "REHABREF_RETENTION_ASSISTANT_SESSION_DAYS", 30, int, 1
         ),
+        paystack_api_base=url(
+            "REHABREF_PAYSTACK_API_BASE", "https://api.paystack.co", ("http", "https"), secret=False
+        ).rstrip("/"),
+        paystack_secret_key=source.get("REHABREF_PAYSTACK_SECRET_KEY") or None,
     )

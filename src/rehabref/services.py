@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rehabref.api_request import ApiRequest
+from rehabref.billing.paystack import PaystackClient
 from rehabref.channels.providers import ChannelProviders
 from rehabref.channels.worker import MessageWorker
 from rehabref.config import Settings
@@ -41,6 +42,8 @@ class Services:
     messages: MessageWorker
     # Add their rows to every referral's create (the sandbox's scenario jobs).
     referral_created: tuple[ReferralCreated, ...] = ()
+    # Verifies live card payments (None without REHABREF_PAYSTACK_SECRET_KEY).
+    paystack: PaystackClient | None = None
 
 
 def services_of(request: ApiRequest) -> Services:

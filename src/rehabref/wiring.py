@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from functools import partial
 
+from rehabref.billing.initializer import InitializerConfig, initialize_due
+from rehabref.billing.paystack import PaystackClient
 from rehabref.channels.email import SmtpEmail
 from rehabref.channels.failures import Fallback
 from rehabref.channels.inbox import INBOUND_JOB
@@ -49,6 +51,19 @@ MESSAGES_POLL_SECONDS = 0.1
 NUDGE_POLL_SECONDS = 60
 # A provider call that takes longer is abandoned and retried.
 PROVIDER_TIMEOUT_SECONDS = 10.0
+# How often the worker looks for live payment requests to initialize with Paystack.
+PAYMENTS_POLL_SECONDS = 0.2
+
+
+def paystack_client(settings: Settings) -> PaystackClient | None:
+    """Live card payments: Paystack, when its secret key is set. Test keys never use it."""
+    if not settings.paystack_secret_key:
+        return None
+    return PaystackClient(
+        api_base=settings.paystack_api_base,
+        secret_key=settings.paystack_secret_key,
+        timeout=PROVIDER_TIMEOUT_SECONDS,
+    )
 
 
 def coverage_sources() -> CoverageSources:
@@ -162,11 +177,23 @@ def periodic_jobs(
     coverage: CoverageSources,
     roster: RosterSources,
     messages: MessageWorker,
+    *,
     settings: Settings,
+    paystack: PaystackClient | None = None,
 ) -> PeriodicJobs:
     """What every delivery worker runs besides deliveries (jobs tolerate running in several
     workers at once). A scenario step that gives up is reported to the partner."""
+    payments: PeriodicJobs = {}
+    if paystack is not None:
+        config = InitializerConfig(base_url=settings.base_url)
+        payments = {
+            "payments.initialize_due": (
+                PAYMENTS_POLL_SECONDS,
+                partial(initialize_due, client=paystack, config=config),
+            )
+        }
     return {
+        **payments,
         "channels.send_due": (MESSAGES_POLL_SECONDS, messages.run_once),
         "intake.nudge_silent": (NUDGE_POLL_SECONDS, nudge_silent_conversations),
         "rights.retention": (

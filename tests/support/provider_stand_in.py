@@ -1,6 +1,6 @@
 """The loopback HTTP server every provider stand-in runs on (stdlib only): it records each
-POST in arrival order and answers what the stand-in's ``respond`` decides, after an
-optional delay (a slow or hanging provider)."""
+POST (and GET, for APIs read that way) in arrival order and answers what the stand-in's
+``respond`` decides, after an optional delay (a slow or hanging provider)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class RecordedRequest:
     content_type: str
     raw: bytes
     at: float  # time.time() when it arrived
+    method: str = "POST"
 
     def json(self) -> dict[str, Any]:
         return dict(json.loads(self.raw))
@@ -49,7 +50,10 @@ class RecordingServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:
+            def do_GET(self) -> None:
+                self.do_POST(method="GET")
+
+            def do_POST(self, method: str = "POST") -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 request = RecordedRequest(
                     path=self.path,
@@ -57,6 +61,7 @@ class RecordingServer:
                     content_type=self.headers.get("Content-Type", ""),
                     raw=self.rfile.read(length),
                     at=time.time(),
+                    method=method,
                 )
                 with lock:
                     index = len(requests)

@@ -21,12 +21,17 @@ async def run_standalone(settings: Any) -> None:
     channels = wiring.channel_providers(settings)
     wiring.warn_about_missing_channels(channels)
     messages = wiring.message_worker(db, settings, channels, box)
+    paystack = wiring.paystack_client(settings)
     worker = DeliveryWorker(
         db,
         box,
         config,
         periodic=wiring.periodic_jobs(
-            wiring.coverage_sources(), wiring.roster_sources(), messages, settings
+            wiring.coverage_sources(),
+            wiring.roster_sources(),
+            messages,
+            settings=settings,
+            paystack=paystack,
         ),
         transport=wiring.delivery_transport(db, config),
     )
@@ -38,4 +43,6 @@ async def run_standalone(settings: Any) -> None:
     finally:
         await worker.aclose()
         await channels.aclose()
+        if paystack is not None:
+            await paystack.aclose()
         await db.dispose()

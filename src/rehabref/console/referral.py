@@ -59,7 +59,8 @@ def _appointment(form: Any) -> AppointmentChange:
     return AppointmentChange(scheduled_at=scheduled, care_mode=str(form.get("care_mode") or ""))
 
 
-def _payment(form: Any) -> PaymentChange:
+def payment_of_form(form: Any) -> PaymentChange:
+    """An amount typed in major units (and its currency) as minor units; 422 otherwise."""
     try:
         amount = Decimal(str(form.get("amount") or "").replace(",", "").strip())
         minor = amount * 100
@@ -90,7 +91,7 @@ async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | 
     try:
         reason = form_text(form, "reason", 500) or None
         appointment = _appointment(form) if to == "booked" else None
-        payment = _payment(form) if to == "paid" else None
+        payment = payment_of_form(form) if to == "paid" else None
         async with services_of(request).db.write() as conn:
             await move_referral(
                 conn,

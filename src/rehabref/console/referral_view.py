@@ -6,6 +6,7 @@ Rendered by the referral routes and, after a refused session form, by the care f
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from litestar import Request
@@ -13,6 +14,8 @@ from litestar.response import Template
 from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.billing.schemas import pay_url
+from rehabref.billing.store import requests_of_referral
 from rehabref.channels.timeline import timeline
 from rehabref.console import queries
 from rehabref.console.render import page
@@ -87,6 +90,7 @@ async def render_referral(
         sessions = await sessions_of(conn, referral_id)
         physios = await active_physios(conn, row)
         messages = await timeline(conn, referral_id)
+        card_payments = await requests_of_referral(conn, referral_id)
     moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
     return page(
         "referral",
@@ -100,6 +104,8 @@ async def render_referral(
             "sessions": sessions,
             "physios": physios,
             "messages": messages,
+            "card_payments": card_payments,
+            "pay_url": partial(pay_url, services_of(request).settings.base_url),
             "modalities": MODALITIES,
             "error": error,
         },

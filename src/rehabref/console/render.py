@@ -37,6 +37,7 @@ NOTICES = {
     "session_completed": "Session completed.",
     "session_cancelled": "Session cancelled.",
     "withdrawn": "Consent withdrawal recorded: the referral ended and the partner is told.",
+    "payment_link_sent": "Payment link created and sent to the patient.",
 }
 
 

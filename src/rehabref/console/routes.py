@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rehabref.console import audit_page, care_forms, pages, queues, referral
+from rehabref.console import audit_page, care_forms, pages, payments, queues, referral
 
 ROUTES = [
     *pages.ROUTES,
@@ -10,4 +10,5 @@ ROUTES = [
     *queues.ROUTES,
     *care_forms.ROUTES,
     *audit_page.ROUTES,
+    *payments.ROUTES,
 ]

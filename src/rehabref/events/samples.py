@@ -60,6 +60,7 @@ def sample_data(
             "appointment": {**appointment, "status": "attended"},
         },
         "payment.completed": {"status": "paid", "payment": payment},
+        "payment.refunded": {},
         "referral.closed": {"status": "closed", "previous_status": "paid"},
         "patient.intake_completed": {
             "status": "assistant_started",
@@ -129,5 +130,14 @@ def sample_data(
             "status": "paid",
             "care_mode": base.get("care_mode", "face_to_face"),
             "payment": payment if show_payments else None,
+        }
+    elif event_type == "payment.refunded":
+        data = {
+            "referral_id": referral_id,
+            "external_ref": base.get("external_ref", base.get("partner_reference")),
+            "status": "paid",
+            "care_mode": base.get("care_mode", "face_to_face"),
+            "refund": {"currency": "NGN", "amount_minor": 2000000, "refunded_total_minor": 2000000},
+            "payment": {**payment, "commission_status": "reversed"} if show_payments else None,
         }
     return referral_id, data

@@ -15,6 +15,7 @@ from rehabref.openapi import events as events_docs
 from rehabref.openapi import links as links_docs
 from rehabref.openapi import matching as matching_docs
 from rehabref.openapi import ops as ops_docs
+from rehabref.openapi import payments as payments_docs
 from rehabref.openapi import referrals as referrals_docs
 from rehabref.openapi import rights as rights_docs
 from rehabref.openapi.operations import Operation
@@ -24,6 +25,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *links_docs.OPERATIONS,
     *ops_docs.OPERATIONS,
     *rights_docs.OPERATIONS,
+    *payments_docs.OPERATIONS,
     *events_docs.OPERATIONS,
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,
@@ -37,6 +39,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *links_docs.SCHEMA_MODELS,
     *ops_docs.SCHEMA_MODELS,
     *rights_docs.SCHEMA_MODELS,
+    *payments_docs.SCHEMA_MODELS,
     *events_docs.SCHEMA_MODELS,
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,

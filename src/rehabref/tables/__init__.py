@@ -9,6 +9,7 @@ from __future__ import annotations
 from rehabref.db import Base
 from rehabref.tables import (
     audit,
+    billing,
     care,
     channels,
     eligibility,
@@ -26,6 +27,7 @@ from rehabref.tables import (
 
 __all__ = [
     "audit",
+    "billing",
     "care",
     "channels",
     "eligibility",

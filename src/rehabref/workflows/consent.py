@@ -34,7 +34,8 @@ from rehabref.referrals.transitions import TERMINAL, lock_referral, transition
 from rehabref.tables.care import CareSession
 from rehabref.tables.referrals import Referral
 from rehabref.tables.rights import DataSubjectRequest
-from rehabref.workflows.moves import record_move, tell_patient
+from rehabref.workflows.move_events import record_move
+from rehabref.workflows.moves import tell_patient
 
 _referrals = table(Referral)
 _sessions = table(CareSession)

@@ -3,7 +3,9 @@
 ``referrals.transitions`` applies a move (row, history, contact tasks) and says which event it
 makes; this writes that event to the outbox, what the patient is told, and the move's audit
 record (``referral.moved``, whoever moved it: ops API, console or a job), in the same
-transaction.
+transaction. A move to ``attended`` also applies a card payment held until then
+(``workflows.payments``): the referral then moves on to ``paid`` in the same transaction;
+a move to ``closed`` or ``cancelled`` hands such a payment to a coordinator.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.audit import trail as audit
 from rehabref.channels.outbox import cancel_waiting
-from rehabref.events.outbox import NewEvent, record_events
 from rehabref.intake import conversation_store as conversations
-from rehabref.referrals.event_data import callback_targets
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import AppointmentChange, Move, PaymentChange, transition
 from rehabref.workflows.appointment_messages import appointment_booked
+from rehabref.workflows.move_events import record_move
+from rehabref.workflows.payments import apply_held_payments, review_held_payments
 
 ENDED = frozenset({"closed", "cancelled"})
 INTAKE_OVER = frozenset({"booked", "attended", "paid", "closed", "cancelled"})
@@ -50,6 +52,10 @@ async def move_referral(
     await record_move(conn, move)
     await tell_patient(conn, move)
     await audit.record(conn, audit.entry(actor, "referral.moved", referral_id=referral_id, now=now))
+    if move.referral.status == "attended":  # a card payment made before the visit now counts
+        return await apply_held_payments(conn, move.referral, now=move.at)
+    if move.referral.status in ENDED:  # ... or never will: a coordinator decides
+        await review_held_payments(conn, move.referral, now=move.at)
     return move.referral
 
 
@@ -65,21 +71,3 @@ async def tell_patient(conn: AsyncConnection, move: Move) -> None:
         await cancel_waiting(
             conn, referral_id=referral.id, now=move.at, reason=f"the referral is {referral.status}"
         )
-
-
-async def record_move(conn: AsyncConnection, move: Move) -> None:
-    referral = move.referral
-    await record_events(
-        conn,
-        partner_id=referral.partner_id,
-        environment=referral.environment,
-        events=[
-            NewEvent(
-                move.event_type,
-                move.data,
-                referral.id,
-                extra_targets=callback_targets(referral),
-                occurred_at=move.at,
-            )
-        ],
-    )

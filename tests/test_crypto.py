@@ -109,6 +109,7 @@ def test_blind_indexes_are_keyed_normalised_and_listed_under_every_key():
         (f"bad id!:{OLD}", "id:key"),
         (f"k1:{OLD},{NEW}", "id:key"),
     ],
+    ids=["empty", "short", "twice", "bad-id", "missing-id"],  # the keys are random per run
 )
 def test_unusable_rings_are_refused_without_echoing_the_key(text, problem):
     with pytest.raises(KeyRingError, match=problem) as refused:

@@ -18,6 +18,7 @@ from rehabref.billing.paystack import PaystackClient, PaystackError
 from rehabref.billing.signature import signature_valid
 from rehabref.config import load_settings
 from rehabref.db import Database
+from rehabref.instance_secret import SecretBox
 from tests.support.paystack_api import PaystackApi
 
 NOW = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
@@ -154,7 +155,7 @@ def test_the_worker_initializes_payments_only_with_a_paystack_key(tmp_path):
     ):
         settings = load_settings({"REHABREF_DATABASE_URL": url, **env})
         channels = wiring.channel_providers(settings)
-        messages = wiring.message_worker(Database(url), settings, channels)
+        messages = wiring.message_worker(Database(url), settings, channels, SecretBox("k" * 32))
         paystack = wiring.paystack_client(settings)
         jobs = wiring.periodic_jobs(
             wiring.coverage_sources(),

@@ -20,6 +20,7 @@ from litestar.response import Template
 from rehabref.clock import utcnow
 from rehabref.instance_secret import SecretBox
 from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page
+from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.pages.referral_link import too_many_page
 from rehabref.referrals.withdrawal_links import read_withdrawal_token
@@ -79,7 +80,7 @@ async def withdraw(request: Request[Any, Any, Any], token: str) -> Template:
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type not in {"application/x-www-form-urlencoded", "multipart/form-data"}:
         return message_page("Something went wrong", "Please go back and send the form again.", 400)
-    form = await request.form()
+    form = await posted_form(request)
     sent = str(form.get("form_token") or "")
     expected = _form_token(services.box, referral_id).encode()
     if not hmac.compare_digest(sent.encode("utf-8", "replace"), expected):

@@ -23,6 +23,7 @@ from rehabref.billing.signature import sign
 from rehabref.clock import as_utc, utcnow
 from rehabref.instance_secret import SecretBox
 from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page
+from rehabref.pages.forms import posted_form
 from rehabref.services import services_of
 from rehabref.workflows import paystack_events
 
@@ -61,7 +62,7 @@ def checkout_page(row: Any) -> Template:
 @post("/pay/{token:str}/sandbox", include_in_schema=False, status_code=200)
 async def sandbox_checkout(request: Request[Any, Any, Any], token: str) -> Template:
     services = services_of(request)
-    form = await request.form()
+    form = await posted_form(request)
     outcome = OUTCOMES.get(str(form.get("outcome") or ""))
     async with services.db.read() as conn:
         row = await store.request_by_token(conn, token)

@@ -22,6 +22,7 @@ from rehabref.channels.outbox import recipient_ref
 from rehabref.clock import as_utc, iso
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
+from rehabref.tables.billing import Payment, PaymentRequest
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, MessageOptOut, OutboundMessage
 from rehabref.tables.eligibility import CoverageUse, ReferralCoverage
@@ -47,6 +48,9 @@ PER_REFERRAL: dict[str, Table] = {
     "coverage": table(ReferralCoverage),
     "coverage_uses": table(CoverageUse),
     "events": table(Event),
+    # Kept by erasure (amounts, dates, ids: what billing law requires).
+    "payment_requests": table(PaymentRequest),
+    "payments": table(Payment),
 }
 # Tables with a referral_id that the export leaves out, and why.
 NOT_EXPORTED = {
@@ -56,7 +60,10 @@ NOT_EXPORTED = {
     "audit_events": "who read or changed the record: ids only, no patient data; given to the "
     "data protection officer, who answers an access-log request (docs/security.md)",
 }
-_LEFT_OUT_COLUMNS = frozenset({"body", "claimed_until", "locked_until", "recipient_ref"})
+# Internal leases and credentials (a payment link opens a checkout): never exported.
+_LEFT_OUT_COLUMNS = frozenset(
+    {"authorization_url", "body", "claimed_until", "locked_until", "pay_token", "recipient_ref"}
+)
 
 
 def _value(value: Any) -> Any:

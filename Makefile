@@ -3,6 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.runtime
 REHABREF_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/postgres
 export REHABREF_TEST_POSTGRES_URL
 
@@ -10,13 +11,18 @@ export REHABREF_TEST_POSTGRES_URL
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# `make run` needs the service's own dependencies only; the test and lint tools come with
+# `make install` (make test, make lint).
+$(RUNTIME_STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e .
+	touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
 
-run: install
+run: $(RUNTIME_STAMP)
 	$(BIN)/rehabref migrate
 	$(BIN)/rehabref partners demo
 	$(BIN)/rehabref serve

@@ -14,8 +14,9 @@ from sqlalchemy.engine import Engine
 
 from tests.conftest import auth, count
 from tests.shapeg.bodies import g_referral
-from tests.support.api import created, error_of
+from tests.support.api import create, created, error_of
 from tests.support.operators import OPS, move, op_headers
+from tests.support.payloads import v1_referral
 
 PATH = "/api/v1/partners/referrals"
 DSR = f"{OPS}/data-subject-requests"
@@ -199,3 +200,27 @@ def test_bad_requests_are_clear_4xx(client, partner, operator_token):
     error_of(as_partner, 401, "unauthenticated")
     nobody = request(client, operator_token, {"kind": "export", "phone": new_phone()})
     assert nobody.status_code == 200 and nobody.json()["result"]["referrals"] == 0
+
+
+def test_a_replay_after_erasure_does_not_hand_the_patient_back(client, partner, operator_token):
+    """Stored replies are sealed at rest; erasure opens each to find the person's, so the
+    partner's replay of its own create no longer returns the erased patient."""
+    key = partner["keys"]["sk_test"]
+    phone = new_phone()
+    tag = f"{random.randint(0, 10**9):09d}"
+    body = v1_referral(
+        patient={"first_name": f"Amaka{tag}", "phone": phone, "city": "Enugu"},
+        reason=f"Knee pain {tag}",
+    )
+    first = create(client, key, body, idempotency_key=f"erase-{tag}")
+    assert first.status_code == 201, first.text
+    replayed = create(client, key, body, idempotency_key=f"erase-{tag}")
+    assert replayed.headers.get("idempotent-replayed") == "true"
+
+    response = request(client, operator_token, {"kind": "erasure", "phone": phone})
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["idempotent_replies"] == 1
+
+    again = create(client, key, body, idempotency_key=f"erase-{tag}")
+    assert again.headers.get("idempotent-replayed") != "true"
+    assert again.json().get("referral_id") != first.json()["referral_id"]

@@ -142,7 +142,8 @@ _READ = Statement(select(literal(True).label("locked"), *_record_columns).where(
 _INSERT = Statement(insert(_records))
 
 
-def _opened(ring: KeyRing, stored: bytes) -> bytes:
+def stored_body(ring: KeyRing, stored: bytes) -> bytes:
+    """A remembered reply's body as it was answered (opened when sealed)."""
     # An answer stored before release 0014 sealed them is plain JSON; it expires within the
     # idempotency window.
     return open_sealed_bytes(ring, SEALED_RESPONSE, stored) if is_sealed(stored) else stored
@@ -173,7 +174,9 @@ async def lookup(
         return None
     if row.fingerprint != request_fingerprint:
         raise key_reused()
-    return StoredResponse(status=row.response_status, body=_opened(ring, bytes(row.response_body)))
+    return StoredResponse(
+        status=row.response_status, body=stored_body(ring, bytes(row.response_body))
+    )
 
 
 def key_reused() -> ApiError:
@@ -220,7 +223,7 @@ async def read_committed(
         return None
     return CommittedRecord(
         fingerprint=row.fingerprint,
-        response=StoredResponse(row.response_status, _opened(ring, bytes(row.response_body))),
+        response=StoredResponse(row.response_status, stored_body(ring, bytes(row.response_body))),
         expired=as_utc(row.expires_at) <= utcnow(),
     )
 

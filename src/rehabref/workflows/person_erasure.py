@@ -36,9 +36,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Reply, to_json
 from rehabref.channels.outbox import WAITING, recipient_ref
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.catalogue import CLINICAL_KEYS
 from rehabref.events.outbox import envelope
+from rehabref.idempotency.service import stored_body
 from rehabref.referrals.rows import ReferralRow
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, OutboundMessage
@@ -159,9 +161,12 @@ async def _scrub_events(conn: AsyncConnection, ids: list[str], identifiers: set[
     return len(rows)
 
 
-async def _forget_replies(conn: AsyncConnection, referrals: Sequence[ReferralRow]) -> int:
+async def _forget_replies(
+    conn: AsyncConnection, ring: KeyRing, referrals: Sequence[ReferralRow]
+) -> int:
     """Remembered replies of the partners' requests that mention one of the referrals
-    (at most a day's worth per partner: they expire after 24 h)."""
+    (at most a day's worth per partner: they expire after 24 h). They are sealed, so each is
+    opened to look: a replay must not hand the erased patient's data back."""
     removed = 0
     for partner_id in {r.partner_id for r in referrals}:
         records = await conn.execute(
@@ -170,7 +175,7 @@ async def _forget_replies(conn: AsyncConnection, referrals: Sequence[ReferralRow
             ).where(_idempotency.c.partner_id == partner_id)
         )
         for record in records.all():
-            body = bytes(record.response_body)
+            body = stored_body(ring, bytes(record.response_body))
             if any(r.id.encode() in body for r in referrals if r.partner_id == partner_id):
                 removed += await _count(
                     conn,
@@ -192,6 +197,7 @@ async def erase_referrals(
     phone: str | None = None,
     email: str | None = None,
     whole_person: bool = True,
+    ring: KeyRing | None,
 ) -> dict[str, int]:
     """Scrub the referrals and everything tied to them; rows touched per table.
 
@@ -264,5 +270,6 @@ async def erase_referrals(
         .values(sender=ERASED, sender_ref=ERASED_REF, text=None, choice_id=None),
     )
     result["events"] = await _scrub_events(conn, ids, identifiers)
-    result["idempotent_replies"] = await _forget_replies(conn, referrals)
+    if ring is not None:
+        result["idempotent_replies"] = await _forget_replies(conn, ring, referrals)
     return result

@@ -129,7 +129,8 @@ async def enforce(
         )
     ).all()
     if due:
-        await erase_referrals(conn, due, actor="retention", now=now, whole_person=False)
+        # Their replies expired (24 h) long before they became due: nothing to open.
+        await erase_referrals(conn, due, actor="retention", now=now, whole_person=False, ring=None)
         for referral in due:
             await record(
                 conn, entry("system:retention", "retention.scrubbed", referral_id=referral.id)

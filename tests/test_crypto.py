@@ -170,7 +170,11 @@ def test_a_secret_from_the_database_moves_into_the_key_file_as_its_oldest_key(tm
     legacy = "L" * 64
     fresh = tmp_path / "fresh.key"
     adopt_legacy_secret(fresh, legacy)
-    assert load_key_ring(None, fresh).keys == (("k0", legacy.encode()),)
+    adopted = load_key_ring(None, fresh).keys
+    assert adopted[0] == ("k0", legacy.encode())
+    # A new key signs: every database copy from before the upgrade holds the old one.
+    assert [key_id for key_id, _ in adopted] == ["k0", "k1"]
+    assert adopted[1][1] != legacy.encode()
 
     existing = tmp_path / "existing.key"
     existing.write_text(f"k1:{NEW}\n")

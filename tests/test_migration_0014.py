@@ -53,8 +53,13 @@ def test_the_stored_secret_moves_to_the_key_file_and_referrals_are_indexed(
         assert "instance_settings" not in inspect(engine).get_table_names()
         assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
         ring = load_key_ring(None, key_file)
-        assert ring.keys == (("k0", LEGACY.encode()),)
+        # The old secret only verifies (every pre-upgrade database copy holds it); a new key
+        # signs.
+        assert [key_id for key_id, _ in ring.keys] == ["k0", "k1"]
+        assert ring.keys[0] == ("k0", LEGACY.encode())
         assert SecretBox(ring).verify("ast_x.1", SecretBox(LEGACY).sign("ast_x.1"))
+        assert SecretBox(ring).sign("ast_x.1") != SecretBox(LEGACY).sign("ast_x.1")
+        assert not SecretBox(LEGACY).verify("ast_x.1", SecretBox(ring).sign("ast_x.1"))
         with engine.connect() as conn:
             phone_index, email_index = conn.execute(
                 text(

@@ -46,10 +46,13 @@ def load_key_ring(configured: str | None, key_file: Path) -> KeyRing:
         raise KeyRingError(f"REHABREF_SECRET_KEY_FILE: {key_file}: {reason}") from None
 
 
-def ensure_key_file(key_file: Path, first_key: str | None = None, first_id: str = "k1") -> str:
+def ensure_key_file(
+    key_file: Path, first_key: str | None = None, first_id: str = "k1", *, then_new: str = ""
+) -> str:
     """The key file's text, creating it (mode 0600) with ``first_key`` or a new key when it
-    is missing. Written aside and linked into place: two processes starting at once both end
-    up with the one key that was linked first, never with an empty file."""
+    is missing; ``then_new``: the id of a new key written after ``first_key``, which then
+    only verifies and opens. Written aside and linked into place: two processes starting at
+    once both end up with the one key that was linked first, never with an empty file."""
     try:
         return key_file.read_text()
     except FileNotFoundError:
@@ -60,6 +63,8 @@ def ensure_key_file(key_file: Path, first_key: str | None = None, first_id: str 
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(f"{KEY_FILE_HEADER}{first_id}:{first_key or new_key()}\n")
+            if then_new:
+                handle.write(f"{then_new}:{new_key()}\n")
             handle.flush()
             os.fsync(handle.fileno())
         # Another process that linked its key first wins: this one then reads that key.
@@ -135,9 +140,10 @@ class SecretBox:
 
 def adopt_legacy_secret(key_file: Path, legacy: str) -> None:
     """Move a secret that releases before 0014 kept in the database into the key file, as its
-    oldest key: links and webhook secrets it signed and sealed stay valid, and a key file
-    that exists already keeps signing with its own newest key."""
-    text = ensure_key_file(key_file, first_key=legacy, first_id="k0")
+    oldest key: links and webhook secrets it signed and sealed stay valid, but a new key signs
+    from now on, because every database copy taken before the upgrade holds the old one. A
+    key file that exists already keeps signing with its own newest key."""
+    text = ensure_key_file(key_file, first_key=legacy, first_id="k0", then_new="k1")
     ring = parse_key_ring(text)
     if any(material == legacy.encode() for _, material in ring.keys):
         return

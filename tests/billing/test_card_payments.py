@@ -263,6 +263,11 @@ def test_a_refund_is_recorded_once_and_the_partner_told(
     referral_id = referral["referral_id"]
     assert _deliver(api, paystack, paystack.charge(reference)).json()["outcome"] == "applied"
 
+    # A refund in another currency is not this payment's: nothing recorded.
+    foreign = json.loads(paystack.refund_event(reference, refund_id=9000, amount=500_000))
+    foreign["data"]["currency"] = "USD"
+    outcome = _deliver(api, paystack, json.dumps(foreign).encode()).json()["outcome"]
+    assert outcome == "refund_currency_mismatch"
     part = paystack.refund_event(reference, refund_id=9001, amount=500_000)
     assert _deliver(api, paystack, part).json()["outcome"] == "refund_recorded"
     assert _deliver(api, paystack, part).json()["outcome"] == "duplicate"

@@ -12,6 +12,7 @@ from typing import Any
 from litestar import Request, post
 from litestar.response import Redirect, Template
 
+from rehabref.audit.trail import entry, record
 from rehabref.billing.policy import CURRENCIES
 from rehabref.clock import utcnow
 from rehabref.console.referral import payment_of_form
@@ -39,7 +40,7 @@ async def send_payment_link(
         if amount.currency not in CURRENCIES:
             raise ApiError(422, "validation_error", "Card payments are charged in NGN.")
         async with services.db.write() as conn:
-            await request_payment(
+            row = await request_payment(
                 conn,
                 referral_id=referral_id,
                 amount_minor=amount.amount_minor,
@@ -49,6 +50,15 @@ async def send_payment_link(
                 channels=services.channels,
                 now=utcnow(),
                 live_payments=services.paystack is not None,
+            )
+            await record(
+                conn,
+                entry(
+                    posted.signed.operator.actor,
+                    "payment_request.created",
+                    referral_id=referral_id,
+                    subject=row.id,
+                ),
             )
     except ApiError as exc:
         return await render_referral(

@@ -231,6 +231,9 @@ async def apply_held_payments(
     held = await store.waiting_for_attendance(conn, referral.id)
     if not held:
         return referral
+    if held[0].refunded_minor > 0:  # partly refunded while it waited: a coordinator decides
+        await review_held_payments(conn, referral, now=now)
+        return referral
     paid = await _pay(conn, referral.id, held[0], now)
     for extra in held[1:]:
         await store.update_payment(

@@ -48,6 +48,7 @@ IGNORED = "ignored"
 DUPLICATE = "duplicate"
 UNKNOWN_REFERENCE = "unknown_reference"
 NOT_SUCCESSFUL = "not_successful"
+REFUND_MISMATCH = "refund_currency_mismatch"
 REFUND_RECORDED = "refund_recorded"
 REVERSED = "reversed"
 
@@ -173,6 +174,13 @@ async def _refund_processed(
                 return UNKNOWN_REFERENCE
             if await store.refund_seen(conn, refund_id):
                 return DUPLICATE
+            if currency != payment.currency:
+                # Not a refund of this payment as we know it: nothing is recorded, and the
+                # log names the reference for a coordinator (Paystack's dashboard has it).
+                log.warning(
+                    "refund %s in %s for a payment in %s", reference, currency, payment.currency
+                )
+                return REFUND_MISMATCH
             await store.insert_refund(
                 conn,
                 {

@@ -42,9 +42,9 @@ async def _verify(url: str):
         await db.dispose()
 
 
-def _cli_verify(url: str) -> subprocess.CompletedProcess[str]:
+def _cli_verify(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "rehabref.cli", "audit", "verify"],
+        [sys.executable, "-m", "rehabref.cli", "audit", "verify", *args],
         env={
             **isolated_environ(),
             "REHABREF_DATABASE_URL": url,
@@ -207,6 +207,28 @@ def test_verify_notices_the_last_record_removed(own_database):
     broken = _cli_verify(own_database)
     assert broken.returncode == 1
     assert "chain head" in broken.stderr
+
+
+def test_an_anchor_outside_the_database_notices_a_rewound_chain(own_database, tmp_path):
+    """The chain is not keyed: whoever owns the database can cut the newest records and wind
+    the head back, and the walk alone finds nothing. The heads kept from the last run do."""
+    anchor = tmp_path / "audit-heads.json"
+    asyncio.run(_append(own_database, 3))
+    first = _cli_verify(own_database, "--anchor", str(anchor))
+    assert first.returncode == 0, first.stderr
+    assert anchor.exists()
+    _tamper(own_database, "DELETE FROM audit_events WHERE seq = 3")
+    _tamper(
+        own_database,
+        "UPDATE audit_chain SET seq = 2, prev_hash = (SELECT prev_hash FROM audit_events e"
+        " WHERE e.chain = audit_chain.id AND e.seq = 2), hash = (SELECT hash FROM audit_events e"
+        " WHERE e.chain = audit_chain.id AND e.seq = 2)"
+        " WHERE id = (SELECT chain FROM audit_events WHERE seq = 2)",
+    )
+    assert _cli_verify(own_database).returncode == 0  # the walk alone is fooled
+    broken = _cli_verify(own_database, "--anchor", str(anchor))
+    assert broken.returncode == 1
+    assert "record 3 no longer has the hash anchored" in broken.stderr
 
 
 def test_postgres_refuses_updates_and_deletes(database_url, backend, sql):

@@ -4,6 +4,11 @@ Threat: an edited, deleted, inserted or reordered audit record. Each record must
 ``seq`` of its chain, the previous record's hash as ``prev_hash``, and a ``hash`` that
 matches its stored fields; each chain's head must point at its last record. Read in pages
 of ``batch`` rows, so a long trail is verified in constant memory.
+
+The chain is not keyed: someone who owns the database can rewrite records and recompute every
+hash, or cut the newest records and wind the head back. ``heads`` and ``anchor_problem`` close
+that: the heads of one verification, kept outside the database (``--anchor``), must still be
+in the trail at the next one.
 """
 
 from __future__ import annotations
@@ -31,6 +36,34 @@ class Verdict:
     broken_seq: int | None = None
     broken_id: str | None = None
     problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Head:
+    chain: int
+    seq: int
+    hash: str
+
+
+async def heads(conn: AsyncConnection) -> list[Head]:
+    rows = (await conn.execute(select(_chain).order_by(_chain.c.id))).all()
+    return [Head(row.id, row.seq, row.hash) for row in rows]
+
+
+async def anchor_problem(conn: AsyncConnection, anchored: list[Head]) -> str | None:
+    """The first head of an earlier verification that the trail no longer holds."""
+    for head in anchored:
+        if head.seq == 0:
+            continue
+        stored = await conn.scalar(
+            select(_events.c.hash).where(_events.c.chain == head.chain, _events.c.seq == head.seq)
+        )
+        if stored != head.hash:
+            return (
+                f"chain {head.chain} record {head.seq} no longer has the hash anchored outside "
+                "the database: records were rewritten or removed"
+            )
+    return None
 
 
 async def verify_chain(conn: AsyncConnection, *, batch: int = 1000) -> Verdict:

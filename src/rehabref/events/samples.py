@@ -61,6 +61,7 @@ def sample_data(
         },
         "payment.completed": {"status": "paid", "payment": payment},
         "payment.refunded": {},
+        "commission.settled": {},
         "referral.closed": {"status": "closed", "previous_status": "paid"},
         "patient.intake_completed": {
             "status": "assistant_started",
@@ -139,5 +140,15 @@ def sample_data(
             "care_mode": base.get("care_mode", "face_to_face"),
             "refund": {"currency": "NGN", "amount_minor": 2000000, "refunded_total_minor": 2000000},
             "payment": {**payment, "commission_status": "reversed"} if show_payments else None,
+        }
+    elif event_type == "commission.settled":
+        # About a month's statement, not one referral: totals only, no patient data.
+        data = {
+            "statement_id": new_id("cst"),
+            "period": "2026-10",
+            "currency": "NGN",
+            "total_minor": 400000,
+            "line_count": 2,
+            "settled_at": iso(now),
         }
     return referral_id, data

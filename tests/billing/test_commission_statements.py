@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import threading
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +21,7 @@ from rehabref.tables.referrals import ReferralTransition
 from tests.audit.operators import create as create_operator
 from tests.billing.conftest import referral_at, rows
 from tests.conftest import auth
+from tests.console.operators import csrf, sign_in
 from tests.support.operators import OPS, moved, op_headers
 
 STATEMENTS = "/api/v1/partners/commission-statements"
@@ -210,3 +212,63 @@ def test_concurrent_generates_make_one_statement_and_concurrent_settles_settle_o
         p=partner["partner_id"],
     )
     assert len(settled_events) == 1
+
+
+def test_the_console_makes_lists_and_settles_statements(
+    server: Any,
+    client: httpx.Client,
+    sql: Engine,
+    make_partner: Any,
+    operator_token: str,
+    admin_token: str,
+    database_url: str,
+) -> None:
+    name = f"Console Clinic {uuid.uuid4().hex[:6]}"
+    partner = make_partner(name=name, commission_bps=1000)
+    referral_id = paid_in_october(
+        client, sql, operator_token, partner["keys"]["sk_live"], 2_000_000, 14
+    )
+    coordinator = create_operator(database_url)["token"]
+    with (
+        httpx.Client(base_url=server.base_url, timeout=30) as admin,
+        httpx.Client(base_url=server.base_url, timeout=30) as plain,
+    ):
+        assert sign_in(admin, admin_token).status_code == 303
+        assert sign_in(plain, coordinator).status_code == 303
+        listing = admin.get("/console/commission")
+        assert name in listing.text  # offered in the partner list
+        made = admin.post(
+            "/console/commission",
+            data={
+                "csrf_token": csrf(listing),
+                "partner_id": partner["partner_id"],
+                "period": OCTOBER,
+                "environment": "live",
+            },
+            follow_redirects=True,
+        )
+        assert made.status_code == 200
+        assert "Commission statement made" in made.text
+        statement_id = rows(
+            sql,
+            "SELECT id FROM commission_statements WHERE partner_id = :p",
+            p=partner["partner_id"],
+        )[0].id
+        assert "NGN 20,000.00" in made.text and "NGN 2,000.00" in made.text
+        refused = plain.post(
+            f"/console/commission/{statement_id}/settle",
+            data={"csrf_token": csrf(plain.get("/console/commission"))},
+        )
+        assert refused.status_code == 403
+        settled = admin.post(
+            f"/console/commission/{statement_id}/settle",
+            data={"csrf_token": csrf(made)},
+            follow_redirects=True,
+        )
+        assert settled.status_code == 200 and "Statement settled" in settled.text
+        assert statuses(sql, [referral_id]) == {referral_id: "settled"}
+        bad = admin.post(
+            "/console/commission",
+            data={"csrf_token": csrf(settled), "partner_id": partner["partner_id"], "period": "x"},
+        )
+        assert bad.status_code == 422

@@ -304,3 +304,17 @@ def encode_cursor(last_id: str) -> str:
 
 def decode_cursor(cursor: str) -> str | None:
     return cursors.decode_cursor(cursor, _CURSOR_ID)
+
+
+async def partners_with_commission(conn: AsyncConnection) -> Sequence[Any]:
+    """Coordinators' pick list: partners whose agreement grants commission, by name."""
+    return (
+        await conn.execute(
+            select(_partners.c.id, _partners.c.name)
+            .where(
+                (func.coalesce(_partners.c.commission_bps, 0) > 0)
+                | (func.coalesce(_partners.c.commission_fixed_minor, 0) > 0)
+            )
+            .order_by(_partners.c.name, _partners.c.id)
+        )
+    ).all()

@@ -16,8 +16,9 @@ from rehabref.ids import new_id
 
 def sample_data(
     event_type: str, *, contract: str, show_payments: bool = True
-) -> tuple[str, dict[str, Any]]:
-    """(referral_id, data) for a test event of ``event_type``.
+) -> tuple[str | None, dict[str, Any]]:
+    """(referral_id, data) for a test event of ``event_type``; no referral for
+    ``commission.settled``, which is about a month's statement.
 
     ``payment`` is null when the partner's agreement hides paid amounts, as in real events.
     """
@@ -151,4 +152,5 @@ def sample_data(
             "line_count": 2,
             "settled_at": iso(now),
         }
+        return None, data
     return referral_id, data

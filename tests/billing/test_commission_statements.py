@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import expect, sync_playwright
 from pypdf import PdfReader
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
@@ -22,6 +23,7 @@ from tests.audit.operators import create as create_operator
 from tests.billing.conftest import referral_at, rows
 from tests.conftest import auth
 from tests.console.operators import csrf, sign_in
+from tests.console.test_browser_console import CHROMIUM_ARGS, SCREENSHOTS
 from tests.support.operators import OPS, moved, op_headers
 
 STATEMENTS = "/api/v1/partners/commission-statements"
@@ -58,8 +60,8 @@ def generate(client: httpx.Client, token: str, partner_id: str, period: str) -> 
 
 
 def statuses(sql: Engine, referral_ids: list[str]) -> dict[str, str]:
-    found = rows(sql, "SELECT id, commission_status FROM referrals")
-    return {row.id: row.commission_status for row in found if row.id in referral_ids}
+    query = "SELECT commission_status FROM referrals WHERE id = :i"
+    return {ref: rows(sql, query, i=ref)[0].commission_status for ref in referral_ids}
 
 
 def test_a_month_is_stated_read_by_its_partner_only_and_settled_once(
@@ -272,3 +274,45 @@ def test_the_console_makes_lists_and_settles_statements(
             data={"csrf_token": csrf(settled), "partner_id": partner["partner_id"], "period": "x"},
         )
         assert bad.status_code == 422
+
+
+def test_an_admin_makes_and_settles_a_statement_in_the_browser(
+    server: Any,
+    client: httpx.Client,
+    sql: Engine,
+    make_partner: Any,
+    operator_token: str,
+    admin_token: str,
+) -> None:
+    name = f"Browser Clinic {uuid.uuid4().hex[:6]}"
+    partner = make_partner(name=name, commission_fixed_minor=250_000)
+    key = partner["keys"]["sk_live"]
+    paid_in_october(client, sql, operator_token, key, 2_000_000, 2)
+    paid_in_october(client, sql, operator_token, key, 3_500_050, 30)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.goto(f"{server.base_url}/console/login")
+        page.get_by_label("Operator token").fill(admin_token)
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("heading", name="Referrals")).to_be_visible()
+        page.get_by_role("link", name="Commission").click()
+        expect(page.get_by_role("heading", name="Commission statements")).to_be_visible()
+        page.get_by_label("Partner").select_option(label=name)
+        page.get_by_label("Month (YYYY-MM)").fill(OCTOBER)
+        page.get_by_role("button", name="Make statement").click()
+        expect(page.get_by_role("status")).to_contain_text("Commission statement made")
+        row = page.get_by_role("row").filter(has_text=name)
+        expect(row).to_contain_text("NGN 55,000.50")  # paid
+        expect(row).to_contain_text("NGN 5,000.00")  # commission: 2 x NGN 2,500.00
+        expect(row).to_contain_text("pending settlement")
+        page.screenshot(path=str(SCREENSHOTS / "commission-statements.png"), full_page=True)
+        row.get_by_role("button", name=f"Settle {name} {OCTOBER}").click()
+        expect(page.get_by_role("status")).to_contain_text("Statement settled")
+        expect(page.get_by_role("row").filter(has_text=name)).to_contain_text("settled")
+        browser.close()
+    settled = client.get(STATEMENTS, headers=auth(key)).json()["data"]
+    assert [(item["status"], item["commission_total_minor"]) for item in settled] == [
+        ("settled", 500_000)
+    ]

@@ -71,9 +71,9 @@ def test_a_month_is_stated_read_by_its_partner_only_and_settled_once(
     operator_token: str,
     admin_token: str,
 ) -> None:
-    partner = make_partner(name="Commission Clinic", commission_bps=1000)
+    partner = make_partner(name="Commission Clinic", commission_bps=1000, show_payments=True)
     key = partner["keys"]["sk_live"]
-    other = make_partner(name="Other Clinic", commission_bps=1000)
+    other = make_partner(name="Other Clinic", commission_bps=1000, show_payments=True)
     other_key = other["keys"]["sk_live"]
     first = paid_in_october(client, sql, operator_token, key, 2_000_000, 3)
     second = paid_in_october(client, sql, operator_token, key, 1_234_567, 20)
@@ -163,9 +163,12 @@ def test_a_month_is_stated_read_by_its_partner_only_and_settled_once(
 def test_a_partner_without_commission_has_no_statements(
     client: httpx.Client, make_partner: Any, operator_token: str
 ) -> None:
-    partner = make_partner(name="Plain Clinic")
+    partner = make_partner(name="Plain Clinic", show_payments=True)
     key = partner["keys"]["sk_live"]
     assert client.get(STATEMENTS, headers=auth(key)).status_code == 404
+    # Commission, but an agreement that does not show amounts: no statements either.
+    hidden = make_partner(name="Hidden Clinic", commission_bps=1000)
+    assert client.get(STATEMENTS, headers=auth(hidden["keys"]["sk_live"])).status_code == 404
     made = generate(client, operator_token, partner["partner_id"], OCTOBER)
     assert made.status_code == 409 and made.json()["error"]["code"] == "no_commission"
 
@@ -210,10 +213,14 @@ def test_concurrent_generates_make_one_statement_and_concurrent_settles_settle_o
     assert sorted(response.status_code for response in settles) == [200, 409, 409, 409]
     settled_events = rows(
         sql,
-        "SELECT id FROM events WHERE partner_id = :p AND type = 'commission.settled'",
+        "SELECT data FROM events WHERE partner_id = :p AND type = 'commission.settled'",
         p=partner["partner_id"],
     )
     assert len(settled_events) == 1
+    data = settled_events[0].data
+    data = data if isinstance(data, dict) else json.loads(data)
+    # This agreement does not show amounts: the event says a statement was settled, no sum.
+    assert data["total_minor"] is None and data["line_count"] == 1
 
 
 def test_the_console_makes_lists_and_settles_statements(
@@ -285,7 +292,7 @@ def test_an_admin_makes_and_settles_a_statement_in_the_browser(
     admin_token: str,
 ) -> None:
     name = f"Browser Clinic {uuid.uuid4().hex[:6]}"
-    partner = make_partner(name=name, commission_fixed_minor=250_000)
+    partner = make_partner(name=name, commission_fixed_minor=250_000, show_payments=True)
     key = partner["keys"]["sk_live"]
     paid_in_october(client, sql, operator_token, key, 2_000_000, 2)
     paid_in_october(client, sql, operator_token, key, 3_500_050, 30)

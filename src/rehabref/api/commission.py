@@ -1,7 +1,8 @@
 """Partner API: the partner's monthly commission statements (docs/payments.md).
 
-Only a partner whose agreement grants commission has statements: for any other, every route
-here is 404 ``not_found`` (the spec shows them "only when the agreement shows commission").
+Only a partner whose agreement grants commission and shows paid amounts and commission
+(``show_payments``) sees statements: for any other, every route here is 404 ``not_found``
+(the spec shows them "only when the agreement shows commission").
 Reads are scoped to the key's partner and environment (``PartnerScope``); another partner's
 statement id is 404 as if it did not exist.
 """
@@ -31,8 +32,14 @@ def _not_found() -> ApiError:
 
 
 def _require_commission(principal: Principal) -> None:
-    if not store.has_commission(principal.commission_bps, principal.commission_fixed_minor):
-        raise ApiError(404, "not_found", "This partner's agreement has no commission.")
+    """Statements exist for a partner whose agreement grants commission and lets the partner
+    see paid amounts and commission (``show_payments``, spec: "which partners see paid
+    amounts and commission")."""
+    if not (
+        principal.show_payments
+        and store.has_commission(principal.commission_bps, principal.commission_fixed_minor)
+    ):
+        raise ApiError(404, "not_found", "This partner's agreement shows no commission.")
 
 
 async def list_statements(request: PlainRequest) -> Response[bytes]:

@@ -204,22 +204,34 @@ async def settle(conn: AsyncConnection, *, statement_id: str, actor: str, now: d
         )
         .values(commission_status=SETTLED, updated_at=now)
     )
+    show_payments = (
+        await conn.execute(
+            select(_partners.c.show_payments).where(_partners.c.id == row.partner_id)
+        )
+    ).scalar_one()
     await record_events(
         conn,
         partner_id=row.partner_id,
         environment=row.environment,
-        events=[NewEvent(SETTLED_EVENT, settled_event_data(row), occurred_at=now)],
+        events=[
+            NewEvent(
+                SETTLED_EVENT,
+                settled_event_data(row, show_amounts=bool(show_payments)),
+                occurred_at=now,
+            )
+        ],
     )
     return row
 
 
-def settled_event_data(row: Any) -> dict[str, Any]:
-    """The ``commission.settled`` payload (docs/webhooks.md): totals only, no patient data."""
+def settled_event_data(row: Any, *, show_amounts: bool) -> dict[str, Any]:
+    """The ``commission.settled`` payload (docs/webhooks.md): totals only, no patient data;
+    ``total_minor`` is null when the agreement does not show amounts and commission."""
     return {
         "statement_id": row.id,
         "period": row.period,
         "currency": row.currency,
-        "total_minor": row.commission_total_minor,
+        "total_minor": row.commission_total_minor if show_amounts else None,
         "line_count": row.line_count,
         "settled_at": iso(row.settled_at),
     }

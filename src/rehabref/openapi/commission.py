@@ -20,8 +20,8 @@ _STATEMENT_ID = {
     "schema": {"type": "string"},
 }
 _NO_COMMISSION = (
-    "Only for a partner whose agreement grants commission; for any other partner this is "
-    "404 `not_found`."
+    "Only for a partner whose agreement grants commission and shows paid amounts and "
+    "commission; for any other partner this is 404 `not_found`."
 )
 _OPS_AUTH = "Operator token only."
 

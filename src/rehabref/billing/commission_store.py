@@ -32,7 +32,7 @@ from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.ids import new_id
 from rehabref.referrals.commission import PENDING_SETTLEMENT
-from rehabref.scope import PartnerScope
+from rehabref.scope import OperatorScope, PartnerScope
 from rehabref.tables.commission import CommissionStatement, CommissionStatementLine
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral, ReferralTransition
@@ -46,6 +46,11 @@ _partners = table(Partner)
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)
 _CURSOR_ID = re.compile(r"^cst_[0-9a-z]{26}$")
+
+
+def _one_partner(partner_id: str, environment: str) -> OperatorScope:
+    """A coordinator's statement work, narrowed to one partner and environment (both set)."""
+    return OperatorScope(partner_id=partner_id, environment=environment)
 
 
 def has_commission(bps: int | None, fixed_minor: int | None) -> bool:
@@ -78,7 +83,7 @@ async def _paid_in_period(
             )
             .join(paid_at, paid_at.c.referral_id == _referrals.c.id)
             .where(
-                *PartnerScope(partner_id, environment).where(_referrals),
+                *_one_partner(partner_id, environment).where(_referrals),
                 _referrals.c.commission_status == PENDING_SETTLEMENT,
                 paid_at.c.paid_at >= start,
                 paid_at.c.paid_at < end,
@@ -173,7 +178,7 @@ async def generate(
 async def _by_period(conn: AsyncConnection, partner_id: str, environment: str, period: str) -> Any:
     return (
         await conn.execute(
-            PartnerScope(partner_id, environment)
+            _one_partner(partner_id, environment)
             .select(_statements)
             .where(_statements.c.period == period)
         )

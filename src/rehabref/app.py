@@ -14,6 +14,7 @@ from litestar.types import ASGIApp
 
 from rehabref import health, transport_security, wiring
 from rehabref.api import care as care_endpoints
+from rehabref.api import commission as commission_endpoints
 from rehabref.api import eligibility as eligibility_endpoints
 from rehabref.api import events as event_endpoints
 from rehabref.api import links as link_endpoints
@@ -29,6 +30,7 @@ from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
 from rehabref.ops import audit_endpoints as audit_ops_endpoints
 from rehabref.ops import care_endpoints as care_ops_endpoints
+from rehabref.ops import commission_endpoints as commission_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
 from rehabref.ops import matching_endpoints
@@ -146,6 +148,7 @@ JSON_ROUTES = [
     *eligibility_endpoints.ROUTES,
     *care_endpoints.ROUTES,
     *link_endpoints.ROUTES,
+    *commission_endpoints.ROUTES,
     *event_endpoints.ROUTES,
     *sandbox_trigger.ROUTES,
     *ops_endpoints.ROUTES,
@@ -154,6 +157,7 @@ JSON_ROUTES = [
     *event_ops_endpoints.ROUTES,
     *audit_ops_endpoints.ROUTES,
     *rights_ops_endpoints.ROUTES,
+    *commission_ops_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
     *paystack_webhooks.ROUTES,

@@ -167,7 +167,11 @@ def test_sandbox_trigger(client, partner, sql):
         assert sent["event_id"].startswith("evt_") and sent["delivery_id"].startswith("dlv_")
         event = client.get(f"{EVENTS}/{sent['event_id']}", headers=auth(key)).json()
         assert event["type"] == event_type
-        assert event["data"]["referral_id"].startswith("ref_")
+        if event_type == "commission.settled":  # about a statement, not a referral
+            assert event["data"]["statement_id"].startswith("cst_")
+            assert "referral_id" not in event["data"]
+        else:
+            assert event["data"]["referral_id"].startswith("ref_")
         assert [d["target_url"] for d in event["deliveries"]] == ["http://127.0.0.1:9/t"]
     for forbidden in ("sk_live", "pk_test"):
         response = client.post(

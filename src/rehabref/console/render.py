@@ -38,6 +38,8 @@ NOTICES = {
     "session_cancelled": "Session cancelled.",
     "withdrawn": "Consent withdrawal recorded: the referral ended and the partner is told.",
     "payment_link_sent": "Payment link created and sent to the patient.",
+    "statement_made": "Commission statement made (or the one already made for that month).",
+    "statement_settled": "Statement settled: the partner is told by webhook.",
 }
 
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from rehabref.console import audit_page, care_forms, pages, payments, queues, referral
+from rehabref.console import (
+    audit_page,
+    care_forms,
+    commission,
+    pages,
+    payments,
+    queues,
+    referral,
+)
 
 ROUTES = [
     *pages.ROUTES,
@@ -11,4 +19,5 @@ ROUTES = [
     *care_forms.ROUTES,
     *audit_page.ROUTES,
     *payments.ROUTES,
+    *commission.ROUTES,
 ]

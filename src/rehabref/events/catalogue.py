@@ -24,6 +24,7 @@ EventType = Literal[
     "provider.matched",
     "session.completed",
     "sandbox.scenario_failed",
+    "commission.settled",
 ]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
@@ -40,6 +41,7 @@ DESCRIPTIONS: dict[str, str] = {
     "provider.matched": "a physiotherapist is matched",
     "session.completed": "a treatment session is completed",
     "sandbox.scenario_failed": "a step of a sandbox test-phone scenario could not run (test keys)",
+    "commission.settled": "a monthly commission statement was settled (paid out to the partner)",
 }
 
 # Keys that carry clinical content. They are removed, at any depth, from every event written

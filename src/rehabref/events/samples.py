@@ -16,8 +16,9 @@ from rehabref.ids import new_id
 
 def sample_data(
     event_type: str, *, contract: str, show_payments: bool = True
-) -> tuple[str, dict[str, Any]]:
-    """(referral_id, data) for a test event of ``event_type``.
+) -> tuple[str | None, dict[str, Any]]:
+    """(referral_id, data) for a test event of ``event_type``; no referral for
+    ``commission.settled``, which is about a month's statement.
 
     ``payment`` is null when the partner's agreement hides paid amounts, as in real events.
     """
@@ -61,6 +62,7 @@ def sample_data(
         },
         "payment.completed": {"status": "paid", "payment": payment},
         "payment.refunded": {},
+        "commission.settled": {},
         "referral.closed": {"status": "closed", "previous_status": "paid"},
         "patient.intake_completed": {
             "status": "assistant_started",
@@ -140,4 +142,15 @@ def sample_data(
             "refund": {"currency": "NGN", "amount_minor": 2000000, "refunded_total_minor": 2000000},
             "payment": {**payment, "commission_status": "reversed"} if show_payments else None,
         }
+    elif event_type == "commission.settled":
+        # About a month's statement, not one referral: totals only, no patient data.
+        data = {
+            "statement_id": new_id("cst"),
+            "period": "2026-10",
+            "currency": "NGN",
+            "total_minor": 400000,
+            "line_count": 2,
+            "settled_at": iso(now),
+        }
+        return None, data
     return referral_id, data

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from rehabref.errors_schema import ErrorBody
 from rehabref.openapi import audit as audit_docs
 from rehabref.openapi import care as care_docs
+from rehabref.openapi import commission as commission_docs
 from rehabref.openapi import eligibility as eligibility_docs
 from rehabref.openapi import events as events_docs
 from rehabref.openapi import links as links_docs
@@ -26,6 +27,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *ops_docs.OPERATIONS,
     *rights_docs.OPERATIONS,
     *payments_docs.OPERATIONS,
+    *commission_docs.OPERATIONS,
     *events_docs.OPERATIONS,
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,
@@ -40,6 +42,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *ops_docs.SCHEMA_MODELS,
     *rights_docs.SCHEMA_MODELS,
     *payments_docs.SCHEMA_MODELS,
+    *commission_docs.SCHEMA_MODELS,
     *events_docs.SCHEMA_MODELS,
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,

@@ -57,6 +57,8 @@ NOT_EXPORTED = {
     "scheduled_jobs": "internal timers holding identifiers only",
     "outbound_messages": "exported as messages_sent (content as the patient read it)",
     "inbound_messages": "exported as messages_received",
+    "commission_statement_lines": "the partner's commission on the referral: the partner's "
+    "money, no data about the person beyond the referral id",
     "audit_events": "who read or changed the record: ids only, no patient data; given to the "
     "data protection officer, who answers an access-log request (docs/security.md)",
 }

@@ -15,6 +15,7 @@ import typer
 from rehabref.clock import iso, utcnow
 from rehabref.config import Settings, load_settings
 from rehabref.db import Database
+from rehabref.instance_secret import secret_box
 from rehabref.workflows import data_subject, retention
 
 T = TypeVar("T")
@@ -49,9 +50,12 @@ def _person(phone: str | None, email: str | None) -> data_subject.Person:
 
 
 def _handle(kind: data_subject.Kind, who: data_subject.Person) -> data_subject.Outcome:
-    async def work(db: Database, _settings: Settings) -> data_subject.Outcome:
+    async def work(db: Database, settings: Settings) -> data_subject.Outcome:
+        ring = secret_box(settings).ring
         async with db.write() as conn:
-            return await data_subject.handle(conn, kind=kind, who=who, actor="cli", now=utcnow())
+            return await data_subject.handle(
+                conn, ring=ring, kind=kind, who=who, actor="cli", now=utcnow()
+            )
 
     return _run(work)
 
@@ -107,7 +111,11 @@ def retention_command(
     async def work(db: Database, settings: Settings) -> dict[str, int]:
         async with db.write() as conn:
             return await retention.enforce(
-                conn, retention.periods_of(settings), now=utcnow(), dry_run=dry_run
+                conn,
+                retention.periods_of(settings),
+                ring=secret_box(settings).ring,
+                now=utcnow(),
+                dry_run=dry_run,
             )
 
     settings = load_settings()

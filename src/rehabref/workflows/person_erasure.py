@@ -36,10 +36,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Reply, to_json
 from rehabref.channels.outbox import WAITING, recipient_ref
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.catalogue import CLINICAL_KEYS
 from rehabref.events.outbox import envelope
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import clinical_text
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, OutboundMessage
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event
@@ -93,17 +95,20 @@ SESSION_SCRUB: dict[str, Any] = {
 }
 
 
-def identifiers_of(referrals: Sequence[ReferralRow], extra: Sequence[str | None]) -> set[str]:
+def identifiers_of(
+    ring: KeyRing, referrals: Sequence[ReferralRow], extra: Sequence[str | None]
+) -> set[str]:
     """The person's values worth finding in free-form data (names of 3+ characters)."""
     found: set[str] = {v for v in extra if v}
     for r in referrals:
+        clinical = clinical_text(ring, r)
         for value in (
             r.patient_first_name,
             r.patient_last_name,
             r.patient_phone,
             r.patient_email,
-            r.reason,
-            r.diagnosis,
+            clinical.reason,
+            clinical.diagnosis,
         ):
             if value and len(value) >= 3 and value != ERASED:
                 found.add(value)
@@ -187,6 +192,7 @@ async def erase_referrals(
     conn: AsyncConnection,
     referrals: Sequence[ReferralRow],
     *,
+    ring: KeyRing,
     actor: str,
     now: datetime,
     phone: str | None = None,
@@ -200,7 +206,7 @@ async def erase_referrals(
     claims are scrubbed too. Retention passes False: its referrals ended long ago, and
     another referral of the same person may still be open, its messages not due."""
     ids = [r.id for r in referrals]
-    identifiers = identifiers_of(referrals, [phone, email])
+    identifiers = identifiers_of(ring, referrals, [phone, email])
     addresses = {a for a in identifiers if a.startswith("+") or "@" in a}
     refs = list({recipient_ref(a) for a in addresses}) if whole_person else []
     ended = 0

@@ -95,7 +95,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
                 app.state.services.box,
                 settings,
                 wiring.periodic_jobs(
-                    coverage, roster, messages, settings=settings, paystack=paystack
+                    coverage, roster, messages, ring=box.ring, settings=settings, paystack=paystack
                 ),
                 partial(wiring.delivery_transport, db),
             )

@@ -23,6 +23,7 @@ from rehabref.channels.whatsapp import WhatsAppCloud
 from rehabref.channels.worker import MessageWorker, MessageWorkerConfig
 from rehabref.clock import utcnow
 from rehabref.config import Settings
+from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.eligibility.adapters import CoverageSources, RegistryAdapter
 from rehabref.events.periodic import PeriodicJobs
@@ -153,11 +154,11 @@ def referral_created_hooks() -> tuple[ReferralCreated, ...]:
     return (scenarios.begin,)
 
 
-def job_handlers(coverage: CoverageSources, roster: RosterSources) -> Handlers:
+def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) -> Handlers:
     """Every kind of scheduled job and the function that runs it."""
     return {
-        **scenarios.handlers(coverage, roster),
-        INBOUND_JOB: partial(conversation.handle_inbound, roster=roster),
+        **scenarios.handlers(coverage, roster, ring),
+        INBOUND_JOB: partial(conversation.handle_inbound, roster=roster, ring=ring),
         appointment_messages.REMINDER_JOB: appointment_messages.send_reminder,
     }
 
@@ -166,11 +167,13 @@ async def nudge_silent_conversations(db: Database) -> None:
     await conversation.nudge_silent(db)
 
 
-async def enforce_retention(db: Database, *, periods: retention.Periods) -> dict[str, int]:
+async def enforce_retention(
+    db: Database, *, periods: retention.Periods, ring: KeyRing
+) -> dict[str, int]:
     """Removes what the documented retention periods say is due (idempotent replies when
     they expire included)."""
     async with db.write() as conn:
-        return await retention.enforce(conn, periods, now=utcnow(), dry_run=False)
+        return await retention.enforce(conn, periods, ring=ring, now=utcnow(), dry_run=False)
 
 
 def periodic_jobs(
@@ -178,6 +181,7 @@ def periodic_jobs(
     roster: RosterSources,
     messages: MessageWorker,
     *,
+    ring: KeyRing,
     settings: Settings,
     paystack: PaystackClient | None = None,
 ) -> PeriodicJobs:
@@ -198,13 +202,13 @@ def periodic_jobs(
         "intake.nudge_silent": (NUDGE_POLL_SECONDS, nudge_silent_conversations),
         "rights.retention": (
             RETENTION_SECONDS,
-            partial(enforce_retention, periods=retention.periods_of(settings)),
+            partial(enforce_retention, periods=retention.periods_of(settings), ring=ring),
         ),
         "scheduled_jobs.run_due": (
             SCHEDULED_JOBS_POLL_SECONDS,
             partial(
                 run_due,
-                handlers=job_handlers(coverage, roster),
+                handlers=job_handlers(coverage, roster, ring),
                 gave_up=scenarios.tell_partner,
             ),
         ),

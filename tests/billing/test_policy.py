@@ -161,6 +161,7 @@ def test_the_worker_initializes_payments_only_with_a_paystack_key(tmp_path):
             wiring.coverage_sources(),
             wiring.roster_sources(),
             messages,
+            ring=SecretBox("k" * 32).ring,
             settings=settings,
             paystack=paystack,
         )

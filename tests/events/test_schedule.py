@@ -207,7 +207,11 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
     channels = wiring.channel_providers(settings)
     messages = wiring.message_worker(Database(db_url), settings, channels, SecretBox("k" * 32))
     wired = wiring.periodic_jobs(
-        wiring.coverage_sources(), wiring.roster_sources(), messages, settings=settings
+        wiring.coverage_sources(),
+        wiring.roster_sources(),
+        messages,
+        ring=SecretBox("k" * 32).ring,
+        settings=settings,
     )
     assert set(wired) == {
         "rights.retention",

@@ -14,6 +14,7 @@ from rehabref.wiring import roster_sources
 from rehabref.workflows.intake import intake_completed
 from tests.support.api import created
 from tests.support.operators import moved
+from tests.support.partners import TEST_RING
 
 
 def _complete(database_url, referral_id):
@@ -24,6 +25,7 @@ def _complete(database_url, referral_id):
                 return await intake_completed(
                     conn,
                     roster=roster_sources(),
+                    ring=TEST_RING,
                     referral_id=referral_id,
                     availability="weekday_evenings",
                     care_mode="remote",

@@ -27,7 +27,7 @@ from rehabref.places import area_key, city_key
 from rehabref.wiring import roster_sources
 from tests.matching.conftest import REGISTRY_CSV
 from tests.support.care import events_of, insert_referral
-from tests.support.partners import onboard
+from tests.support.partners import TEST_RING, onboard
 
 
 def registry() -> list[dict]:
@@ -76,7 +76,11 @@ async def db(registry_url) -> AsyncIterator[Database]:
 async def match(db: Database, referral_id: str, now: datetime | None = None) -> str | None:
     async with db.write() as conn:
         return await match_referral(
-            conn, roster=roster_sources(), referral_id=referral_id, now=now or utcnow()
+            conn,
+            roster=roster_sources(),
+            ring=TEST_RING,
+            referral_id=referral_id,
+            now=now or utcnow(),
         )
 
 

@@ -1,6 +1,7 @@
 """What the database holds at rest: stored idempotent replies are sealed (AES-GCM, key id in
 the envelope) yet replay byte for byte; a person's referrals are found through the keyed
-blind indexes of phone and e-mail (referrals.store.unscoped_referral_ids_of_person).
+blind indexes of phone and e-mail (referrals.store.unscoped_referral_ids_of_person); the
+referral's reason and diagnosis are readable neither in the database file nor in a pg_dump.
 
 Real server and database (SQLite or PostgreSQL, per REHABREF_TEST_DATABASE).
 """
@@ -8,10 +9,12 @@ Real server and database (SQLite or PostgreSQL, per REHABREF_TEST_DATABASE).
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import uuid
+from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import make_url, text
 from sqlalchemy.engine import Engine
 
 from rehabref.crypto import blind_index, open_sealed_bytes, parse_key_ring
@@ -21,6 +24,7 @@ from rehabref.instance_secret import SecretBox
 from rehabref.referrals.store import unscoped_referral_ids_of_person
 from tests.shapeg.bodies import g_referral
 from tests.support.api import REFERRALS, bearer
+from tests.support.operators import create_operator, op_headers
 from tests.support.partners import TEST_SECRET_KEY
 from tests.support.payloads import v1_referral
 
@@ -124,3 +128,57 @@ def test_a_persons_referrals_are_found_by_phone_or_email_through_the_blind_index
     # Another key gives another index: the index cannot be checked against guessed numbers
     # without the key.
     assert stored != blind_index(parse_key_ring(f"k1:{'x' * 43}"), "phone", phone)
+
+
+def _raw_database_bytes(database_url: str, sql: Engine) -> bytes:
+    """What a copy of the database reveals: the SQLite file (and its write-ahead log) as
+    bytes, or a ``pg_dump`` of the PostgreSQL database."""
+    url = make_url(database_url)
+    if url.get_backend_name() == "sqlite":
+        with sql.connect() as conn:  # the log's pages into the file, as a backup would
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(FULL)")
+        path = Path(str(url.database))
+        parts = [path, path.with_name(path.name + "-wal")]
+        return b"".join(p.read_bytes() for p in parts if p.exists())
+    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    return subprocess.run(
+        ["pg_dump", "--data-only", "--dbname", dsn], check=True, capture_output=True, timeout=60
+    ).stdout
+
+
+def test_clinical_text_is_sealed_in_the_database_file_and_in_a_dump(
+    client, make_partner, sql, database_url
+):
+    tag = uuid.uuid4().hex[:10]
+    reason = f"Hamstring strain {tag} after football"
+    diagnosis = f"Frozen shoulder {tag} stage two"
+    v1_partner = make_partner()
+    v1 = client.post(
+        REFERRALS,
+        json=v1_referral(reason=reason, external_ref=f"ext-{tag}"),
+        headers={**bearer(v1_partner["keys"]["sk_test"]), "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert v1.status_code == 201, v1.text
+    g_partner = make_partner(contract="g")
+    body = g_referral()
+    body["partner_reference"] = f"ref-{tag}"
+    body["clinical_notes"]["diagnosis"] = diagnosis
+    g = client.post(
+        "/v1/partner/referrals", json=body, headers=bearer(g_partner["keys"]["sk_test"])
+    )
+    assert g.status_code == 201, g.text
+
+    # Readers open the values: the operators' view shows the reason as it was sent.
+    token = create_operator(database_url)
+    shown = client.get(
+        f"/api/v1/ops/referrals/{v1.json()['referral_id']}", headers=op_headers(token)
+    )
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["reason"] == reason
+
+    copy = _raw_database_bytes(database_url, sql)
+    # The copy holds these referrals (their partner references are plain by design)...
+    assert f"ext-{tag}".encode() in copy and f"ref-{tag}".encode() in copy
+    # ...but not why the patients were referred.
+    for secret in (reason, diagnosis, f"Hamstring strain {tag}", f"Frozen shoulder {tag}"):
+        assert secret.encode() not in copy, f"{secret!r} is readable in the database copy"

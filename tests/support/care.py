@@ -10,10 +10,11 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from rehabref.crypto import blind_index
+from rehabref.crypto import blind_index, seal_optional
 from rehabref.db import Database
 from rehabref.ids import new_id
 from rehabref.ops.auth import create_operator
+from rehabref.referrals.sealing import DIAGNOSIS, REASON
 from rehabref.referrals.store import PHONE_INDEX
 from tests.support.partners import TEST_RING
 
@@ -83,8 +84,8 @@ def insert_referral(
                 "city": city,
                 "area": area,
                 "care_mode": care_mode,
-                "reason": reason,
-                "diagnosis": diagnosis,
+                "reason": seal_optional(TEST_RING, REASON, reason),
+                "diagnosis": seal_optional(TEST_RING, DIAGNOSIS, diagnosis),
                 "recommended": recommended_sessions,
                 "doctor": referring_doctor,
                 "contact": preferred_contact,

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, insert
 
 from rehabref.db import sync_url
 from rehabref.ids import new_id
-from rehabref.referrals.store import with_person_indexes
+from rehabref.referrals.sealing import stored_referral
 from rehabref.referrals.tracking import new_tracking_code
 from rehabref.tables import metadata
 from tests.support.partners import TEST_RING
@@ -106,7 +106,7 @@ def _fill(conn: Any, tenant: Tenant, physio_id: str, now: datetime) -> None:
     )
     tenant.v1_id, tenant.g_id = v1["id"], g["id"]
     for row in (v1, g):
-        conn.execute(insert(tables["referrals"]), with_person_indexes(TEST_RING, row))
+        conn.execute(insert(tables["referrals"]), stored_referral(TEST_RING, row))
     conn.execute(
         insert(tables["assistant_sessions"]),
         {

@@ -120,7 +120,7 @@ async def outcome_report(request: PlainRequest, referral_id: str) -> Response[by
             raise ApiError(404, "not_found", "No referral with this identifier.")
         outcome = await load_outcome(conn, referral)
     url = pdf_url(services.box, base_url=services.settings.base_url, referral_id=referral.id)
-    return json_response(report_body(referral, outcome, pdf_url=url))
+    return json_response(report_body(services.box.ring, referral, outcome, pdf_url=url))
 
 
 async def _physio_of(conn: AsyncConnection, referral: ReferralRow) -> Row[Any] | None:
@@ -167,7 +167,12 @@ async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
     from rehabref.care.discharge_pdf import render_pdf
 
     content = await asyncio.to_thread(
-        render_pdf, referral=referral, outcome=outcome, physio=physio, generated_at=utcnow()
+        render_pdf,
+        ring=services.box.ring,
+        referral=referral,
+        outcome=outcome,
+        physio=physio,
+        generated_at=utcnow(),
     )
     return Response(
         content=content,

@@ -19,7 +19,9 @@ from sqlalchemy import Row
 from rehabref.care.outcomes import Outcome, conclusion, patient_name
 from rehabref.care.sessions import duration_seconds
 from rehabref.clock import as_utc
+from rehabref.crypto import KeyRing
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import clinical_text
 
 _FONTS = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
 _INK = (30, 41, 59)
@@ -82,6 +84,7 @@ def _heading(pdf: FPDF, text: str) -> None:
 
 def render_pdf(
     *,
+    ring: KeyRing,
     referral: ReferralRow,
     outcome: Outcome,
     physio: Row[Any] | None,
@@ -98,7 +101,7 @@ def render_pdf(
     _line(pdf, "Patient", patient_name(referral))
     _line(pdf, "Referral", referral.id)
     _line(pdf, "Referred by", referral.referring_doctor or "not recorded")
-    _line(pdf, "Diagnosis", referral.diagnosis or referral.reason or "not recorded")
+    _line(pdf, "Diagnosis", clinical_text(ring, referral).summary or "not recorded")
     period = "no sessions recorded"
     if outcome.start and outcome.end:
         period = f"{outcome.start.date().isoformat()} to {outcome.end.date().isoformat()}"

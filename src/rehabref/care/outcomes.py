@@ -25,8 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.assessments import list_assessments
 from rehabref.clock import as_utc
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import clinical_text
 from rehabref.scope import PartnerScope
 from rehabref.tables.care import CareSession
 
@@ -175,12 +177,14 @@ async def load_outcome(conn: AsyncConnection, referral: ReferralRow) -> Outcome:
     return compute(referral, sessions, await list_assessments(conn, referral_id=referral.id))
 
 
-def report_body(referral: ReferralRow, outcome: Outcome, *, pdf_url: str) -> dict[str, Any]:
+def report_body(
+    ring: KeyRing, referral: ReferralRow, outcome: Outcome, *, pdf_url: str
+) -> dict[str, Any]:
     return {
         "referral_id": referral.id,
         "patient_name": patient_name(referral),
         "referring_doctor": referral.referring_doctor,
-        "diagnosis": referral.diagnosis or referral.reason,
+        "diagnosis": clinical_text(ring, referral).summary,
         "treatment_period": {
             "start_date": outcome.start.date().isoformat() if outcome.start else None,
             "discharge_date": outcome.end.date().isoformat() if outcome.end else None,

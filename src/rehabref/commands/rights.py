@@ -54,7 +54,7 @@ def _handle(kind: data_subject.Kind, who: data_subject.Person) -> data_subject.O
         ring = secret_box(settings).ring
         async with db.write() as conn:
             return await data_subject.handle(
-                conn, ring, kind=kind, who=who, actor="cli", now=utcnow()
+                conn, ring=ring, kind=kind, who=who, actor="cli", now=utcnow()
             )
 
     return _run(work)
@@ -111,7 +111,11 @@ def retention_command(
     async def work(db: Database, settings: Settings) -> dict[str, int]:
         async with db.write() as conn:
             return await retention.enforce(
-                conn, retention.periods_of(settings), now=utcnow(), dry_run=dry_run
+                conn,
+                retention.periods_of(settings),
+                ring=secret_box(settings).ring,
+                now=utcnow(),
+                dry_run=dry_run,
             )
 
     settings = load_settings()

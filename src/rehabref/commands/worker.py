@@ -30,6 +30,7 @@ async def run_standalone(settings: Any) -> None:
             wiring.coverage_sources(),
             wiring.roster_sources(),
             messages,
+            ring=box.ring,
             settings=settings,
             paystack=paystack,
         ),

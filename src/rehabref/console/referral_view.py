@@ -23,6 +23,7 @@ from rehabref.console.session import Signed
 from rehabref.db import table
 from rehabref.matching.roster import in_scope
 from rehabref.ops.service import history as transitions_of
+from rehabref.referrals.sealing import clinical_text
 from rehabref.referrals.transitions import ALLOWED, APPOINTMENT_MODES
 from rehabref.services import services_of
 from rehabref.tables.care import CareSession
@@ -96,6 +97,7 @@ async def render_referral(
         "referral",
         {
             "r": row,
+            "clinical": clinical_text(services_of(request).box.ring, row),
             "moves": [(move, MOVE_LABELS[move]) for move in moves],
             "appointment_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, frozenset())),
             "transitions": transitions,

@@ -16,6 +16,7 @@ from sqlalchemy import Row, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -23,6 +24,7 @@ from rehabref.matching.roster import Roster, RosterSources
 from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
 from rehabref.places import area_from_city_field, area_key
 from rehabref.referrals.event_data import callback_targets, contract_of, referral_base
+from rehabref.referrals.sealing import clinical_text
 from rehabref.referrals.tasks import open_unmatched_task
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.intake import AssistantSession
@@ -120,7 +122,12 @@ def _patient_area(referral: Row[Any]) -> str | None:
 
 
 async def match_referral(
-    conn: AsyncConnection, *, roster: RosterSources, referral_id: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    roster: RosterSources,
+    ring: KeyRing,
+    referral_id: str,
+    now: datetime,
 ) -> str | None:
     """Assign the best physiotherapist and emit ``provider.matched``; None when none fits.
 
@@ -134,7 +141,8 @@ async def match_referral(
     if referral.status in _MATCHABLE_BLOCKED:
         raise ApiError(409, "invalid_transition", f"The referral is {referral.status}.")
     care_mode = await _care_mode(conn, referral)
-    wanted = wanted_specialization(referral.diagnosis or referral.reason)
+    clinical = clinical_text(ring, referral)
+    wanted = wanted_specialization(clinical.diagnosis or clinical.reason)
     area = _patient_area(referral)
     pool = await candidates(
         conn,

@@ -63,7 +63,7 @@ async def move_referral(request: PlainRequest, referral_id: str) -> Response[byt
             appointment=appointment,
             payment=payment,
         )
-    return json_response(referral_view(row))
+    return json_response(referral_view(services_of(request).box.ring, row))
 
 
 async def list_referrals(request: PlainRequest) -> Response[bytes]:
@@ -89,7 +89,7 @@ async def list_referrals(request: PlainRequest) -> Response[bytes]:
         )
     return json_response(
         page_envelope(
-            [referral_view(r) for r in rows],
+            [referral_view(services_of(request).box.ring, r) for r in rows],
             has_more=has_more,
             last_id=rows[-1].id if rows else None,
             encode=service.encode_cursor,
@@ -107,7 +107,7 @@ async def get_referral(request: PlainRequest, referral_id: str) -> Response[byte
         intake = await service.latest_intake(conn, referral_id)
     return json_response(
         {
-            **referral_view(row),
+            **referral_view(services_of(request).box.ring, row),
             "intake": intake_view(intake),
             "transitions": [transition_view(m) for m in moves],
         }

@@ -101,7 +101,11 @@ async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
     services = services_of(request)
     async with services.db.write() as conn:
         physio_id = await match_referral(
-            conn, roster=services.roster, referral_id=referral_id, now=utcnow()
+            conn,
+            roster=services.roster,
+            ring=services.box.ring,
+            referral_id=referral_id,
+            now=utcnow(),
         )
         await record(conn, entry(operator.actor, "referral.matched", referral_id=referral_id))
         matched_at = (

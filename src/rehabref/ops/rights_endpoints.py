@@ -39,7 +39,7 @@ async def data_subject_request(request: PlainRequest) -> Response[bytes]:
     services = services_of(request)
     async with services.db.write() as conn:
         outcome = await data_subject.handle(
-            conn, services.box.ring, kind=payload.kind, who=who, actor=operator.actor, now=now
+            conn, ring=services.box.ring, kind=payload.kind, who=who, actor=operator.actor, now=now
         )
     # Rendering takes CPU time: off the event loop, as the discharge PDF.
     pdf = await asyncio.to_thread(export_pdf, outcome.export) if outcome.export else None
@@ -71,7 +71,7 @@ async def record_withdrawal(request: PlainRequest, referral_id: str) -> Response
             raise ApiError(404, "not_found", "No referral with this identifier.")
         row = await service.get_referral(conn, referral_id)
     assert row is not None  # withdrawn just now in this transaction
-    return json_response(referral_view(row))
+    return json_response(referral_view(services_of(request).box.ring, row))
 
 
 ROUTES = [

@@ -7,7 +7,9 @@ from typing import Any
 from sqlalchemy import Row
 
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import clinical_text
 from rehabref.referrals.transitions import ALLOWED
 
 
@@ -26,7 +28,8 @@ def patient_of(row: ReferralRow) -> dict[str, Any]:
     }
 
 
-def referral_view(row: ReferralRow) -> dict[str, Any]:
+def referral_view(ring: KeyRing, row: ReferralRow) -> dict[str, Any]:
+    clinical = clinical_text(ring, row)
     appointment = None
     if row.appointment_status is not None:
         appointment = {
@@ -55,7 +58,7 @@ def referral_view(row: ReferralRow) -> dict[str, Any]:
         "care_mode": row.care_mode,
         "route": row.route,
         "preferred_contact": row.preferred_contact,
-        "reason": row.reason,
+        "reason": clinical.reason,
         "patient": patient_of(row),
         "appointment": appointment,
         "payment": payment,

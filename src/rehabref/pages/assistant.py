@@ -268,6 +268,7 @@ async def answer_question(request: Request[Any, Any, Any], token: str) -> Templa
             turn = await web_answer(
                 conn,
                 roster=services.roster,
+                ring=services.box.ring,
                 referral_id=row.referral_id,
                 answer=_answer(form),
                 actor=f"patient:{row.id}",

@@ -21,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions as care_sessions
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
@@ -112,7 +113,12 @@ async def _intake_done(conn: AsyncConnection, referral_id: str) -> bool:
 
 
 async def run_intake(
-    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
+    conn: AsyncConnection,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    roster: RosterSources,
+    ring: KeyRing,
 ) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
@@ -122,6 +128,7 @@ async def run_intake(
         await intake_completed(
             conn,
             roster=roster,
+            ring=ring,
             referral_id=referral_id,
             availability="weekday_mornings",
             care_mode="home_visit",
@@ -137,7 +144,12 @@ NOBODY_FITS = "no physiotherapist of the sandbox roster fits this referral"
 
 
 async def run_match(
-    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
+    conn: AsyncConnection,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    roster: RosterSources,
+    ring: KeyRing,
 ) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
@@ -147,7 +159,10 @@ async def run_match(
         raise NotReady("intake not completed yet")
     if await unmatched_task_open(conn, referral_id):
         raise GiveUp(NOBODY_FITS)  # matching ran at intake and found nobody
-    if await match_referral(conn, roster=roster, referral_id=referral_id, now=now) is None:
+    if (
+        await match_referral(conn, roster=roster, ring=ring, referral_id=referral_id, now=now)
+        is None
+    ):
         raise GiveUp(NOBODY_FITS)
 
 
@@ -201,14 +216,14 @@ async def run_session(
     )
 
 
-def handlers(coverage: CoverageSources, roster: RosterSources) -> Handlers:
+def handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) -> Handlers:
     """The scenario steps, by job kind (wired in ``wiring.job_handlers``)."""
 
     async def intake_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
-        await run_intake(conn, payload, now, roster=roster)
+        await run_intake(conn, payload, now, roster=roster, ring=ring)
 
     async def match_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
-        await run_match(conn, payload, now, roster=roster)
+        await run_match(conn, payload, now, roster=roster, ring=ring)
 
     async def session_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
         await run_session(conn, payload, now, coverage=coverage)

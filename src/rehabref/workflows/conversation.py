@@ -26,6 +26,7 @@ from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
 from rehabref.channels.outbox import OPT_OUT_ACK, enqueue, recipient_ref, referral_of_message
 from rehabref.clock import utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.errors import ApiError
 from rehabref.intake import conversation_store as conversations
@@ -58,6 +59,7 @@ async def apply_turn(
     conn: AsyncConnection,
     *,
     roster: RosterSources,
+    ring: KeyRing,
     referral: ReferralRow,
     conversation: Mapping[Any, Any],
     turn: dialogue.Turn,
@@ -73,6 +75,7 @@ async def apply_turn(
             await intake_completed(
                 conn,
                 roster=roster,
+                ring=ring,
                 referral_id=referral.id,
                 availability=",".join(state.availability),
                 care_mode=state.care_mode or "",
@@ -181,7 +184,12 @@ async def _conversation_of(
 
 
 async def handle_inbound(
-    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, roster: RosterSources
+    conn: AsyncConnection,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    roster: RosterSources,
+    ring: KeyRing,
 ) -> None:
     """A patient's message, once: the job the inbound webhook scheduled for it."""
     inbound = await unprocessed(conn, str(payload["inbound_id"]))
@@ -225,6 +233,7 @@ async def handle_inbound(
         await apply_turn(
             conn,
             roster=roster,
+            ring=ring,
             referral=referral,
             conversation=conversation,
             turn=turn,
@@ -323,6 +332,7 @@ async def web_answer(
     conn: AsyncConnection,
     *,
     roster: RosterSources,
+    ring: KeyRing,
     referral_id: str,
     answer: dialogue.Answer,
     actor: str,
@@ -352,6 +362,7 @@ async def web_answer(
     await apply_turn(
         conn,
         roster=roster,
+        ring=ring,
         referral=referral,
         conversation=conversation,
         turn=turn,

@@ -30,7 +30,7 @@ from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.events.outbox import active_endpoints
 from rehabref.idempotency.service import KeyClaim
-from rehabref.referrals.store import with_person_indexes
+from rehabref.referrals.sealing import stored_referral
 from rehabref.tables.channels import OutboundMessage
 from rehabref.tables.eligibility import ReferralCoverage
 from rehabref.tables.events import Delivery, Event
@@ -75,7 +75,7 @@ class PortableCreateStore:
         self._ring = ring
 
     async def persist(self, plan: CreatePlan, claim: KeyClaim | None) -> bytes:
-        referral = with_person_indexes(self._ring, plan.referral)
+        referral = stored_referral(self._ring, plan.referral)
         async with self._db.write() as conn:
             await _insert(conn, _referrals, [referral])
             await _insert(conn, _transitions, plan.transitions)

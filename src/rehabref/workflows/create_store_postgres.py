@@ -30,7 +30,7 @@ from rehabref.errors import ApiError
 from rehabref.events.outbox import Endpoint, active_endpoints
 from rehabref.fastsql import RawConnection
 from rehabref.idempotency.service import KeyClaim
-from rehabref.referrals.store import with_person_indexes
+from rehabref.referrals.sealing import stored_referral
 from rehabref.workflows.create_plan import CreatePlan
 
 # $1 the referral; $2-$10 arrays of rows; $11 the idempotency record (0 or 1; its body in
@@ -166,7 +166,7 @@ class PostgresCreateStore:
         scope = (plan.partner_id, plan.environment)
         encode = msgspec.json.encode
         rows = [
-            encode(with_person_indexes(self._ring, plan.referral)).decode(),
+            encode(stored_referral(self._ring, plan.referral)).decode(),
             encode(plan.transitions).decode(),
             encode(plan.assistant_sessions).decode(),
             encode(plan.contact_tasks).decode(),

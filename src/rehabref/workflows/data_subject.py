@@ -64,16 +64,24 @@ class Outcome:
 
 
 async def handle(
-    conn: AsyncConnection, ring: KeyRing, *, kind: Kind, who: Person, actor: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    ring: KeyRing,
+    kind: Kind,
+    who: Person,
+    actor: str,
+    now: datetime,
 ) -> Outcome:
     referrals = await referrals_of_person(conn, phone=who.phone, email=who.email)
     document: dict[str, Any] | None = None
     if kind == "export":
-        document = await export_person(conn, referrals, phone=who.phone, email=who.email, now=now)
+        document = await export_person(
+            conn, ring, referrals, phone=who.phone, email=who.email, now=now
+        )
         result = counts(document)
     else:
         result = await erase_referrals(
-            conn, referrals, actor=actor, now=now, phone=who.phone, email=who.email, ring=ring
+            conn, referrals, ring=ring, actor=actor, now=now, phone=who.phone, email=who.email
         )
     request_id = new_id("dsr")
     action = f"data_subject.{'export' if kind == 'export' else 'erasure'}"

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.intake import conversation_store as conversations
@@ -67,6 +68,7 @@ async def intake_completed(
     conn: AsyncConnection,
     *,
     roster: RosterSources,
+    ring: KeyRing,
     referral_id: str,
     availability: str,
     care_mode: str,
@@ -128,4 +130,4 @@ async def intake_completed(
     # However the answers came (messages, the web page, a sandbox scenario), the assistant
     # has nothing more to ask or remind.
     await conversations.close(conn, referral_id=referral_id, now=now)
-    return await match_referral(conn, roster=roster, referral_id=referral_id, now=now)
+    return await match_referral(conn, roster=roster, ring=ring, referral_id=referral_id, now=now)

@@ -42,6 +42,7 @@ from rehabref.events.catalogue import CLINICAL_KEYS
 from rehabref.events.outbox import envelope
 from rehabref.idempotency.service import stored_body
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import clinical_text
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, OutboundMessage
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event
@@ -95,17 +96,20 @@ SESSION_SCRUB: dict[str, Any] = {
 }
 
 
-def identifiers_of(referrals: Sequence[ReferralRow], extra: Sequence[str | None]) -> set[str]:
+def identifiers_of(
+    ring: KeyRing, referrals: Sequence[ReferralRow], extra: Sequence[str | None]
+) -> set[str]:
     """The person's values worth finding in free-form data (names of 3+ characters)."""
     found: set[str] = {v for v in extra if v}
     for r in referrals:
+        clinical = clinical_text(ring, r)
         for value in (
             r.patient_first_name,
             r.patient_last_name,
             r.patient_phone,
             r.patient_email,
-            r.reason,
-            r.diagnosis,
+            clinical.reason,
+            clinical.diagnosis,
         ):
             if value and len(value) >= 3 and value != ERASED:
                 found.add(value)
@@ -192,12 +196,12 @@ async def erase_referrals(
     conn: AsyncConnection,
     referrals: Sequence[ReferralRow],
     *,
+    ring: KeyRing,
     actor: str,
     now: datetime,
     phone: str | None = None,
     email: str | None = None,
     whole_person: bool = True,
-    ring: KeyRing | None,
 ) -> dict[str, int]:
     """Scrub the referrals and everything tied to them; rows touched per table.
 
@@ -206,7 +210,7 @@ async def erase_referrals(
     claims are scrubbed too. Retention passes False: its referrals ended long ago, and
     another referral of the same person may still be open, its messages not due."""
     ids = [r.id for r in referrals]
-    identifiers = identifiers_of(referrals, [phone, email])
+    identifiers = identifiers_of(ring, referrals, [phone, email])
     addresses = {a for a in identifiers if a.startswith("+") or "@" in a}
     refs = list({recipient_ref(a) for a in addresses}) if whole_person else []
     ended = 0
@@ -270,6 +274,6 @@ async def erase_referrals(
         .values(sender=ERASED, sender_ref=ERASED_REF, text=None, choice_id=None),
     )
     result["events"] = await _scrub_events(conn, ids, identifiers)
-    if ring is not None:
+    if whole_person:  # retention's referrals ended long after their replies expired (24 h)
         result["idempotent_replies"] = await _forget_replies(conn, ring, referrals)
     return result

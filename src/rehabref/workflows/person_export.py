@@ -20,8 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels.content import from_json, plain_text
 from rehabref.channels.outbox import recipient_ref
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import SEALED_COLUMNS, open_text
 from rehabref.tables.billing import Payment, PaymentRequest
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, MessageOptOut, OutboundMessage
@@ -108,6 +110,7 @@ def _message(row: Mapping[Any, Any]) -> dict[str, Any]:
 
 async def export_person(
     conn: AsyncConnection,
+    ring: KeyRing,
     referrals: Sequence[ReferralRow],
     *,
     phone: str | None,
@@ -144,6 +147,8 @@ async def export_person(
     )
     for referral in found.mappings():
         item = plain_row(referral)
+        for column, purpose in SEALED_COLUMNS.items():
+            item[column] = open_text(ring, purpose, referral[column])
         item["partner_name"] = partner_names.get(referral["partner_id"])
         for name, rows in sections.items():
             item[name] = [plain_row(r) for r in rows if r["referral_id"] == referral["id"]]

@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.audit.trail import entry, record
 from rehabref.clock import as_utc
 from rehabref.config import Settings
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.tables.idempotency import IdempotencyRecord
 from rehabref.tables.intake import AssistantSession
@@ -111,7 +112,7 @@ async def _count(conn: AsyncConnection, source: Table, where: ColumnElement[bool
 
 
 async def enforce(
-    conn: AsyncConnection, periods: Periods, *, now: datetime, dry_run: bool
+    conn: AsyncConnection, periods: Periods, *, ring: KeyRing, now: datetime, dry_run: bool
 ) -> dict[str, int]:
     """Rows due per kind (``dry_run``), or removed / scrubbed this run."""
     at = cutoffs(periods, now)
@@ -129,8 +130,7 @@ async def enforce(
         )
     ).all()
     if due:
-        # Their replies expired (24 h) long before they became due: nothing to open.
-        await erase_referrals(conn, due, actor="retention", now=now, whole_person=False, ring=None)
+        await erase_referrals(conn, due, ring=ring, actor="retention", now=now, whole_person=False)
         for referral in due:
             await record(
                 conn, entry("system:retention", "retention.scrubbed", referral_id=referral.id)

@@ -131,10 +131,12 @@ async def record_withdrawal(
         return await render_referral(
             request, signed, referral_id, error="Write what the patient said.", status=422
         )
-    async with services_of(request).db.write() as conn:
+    services = services_of(request)
+    async with services.db.write() as conn:
         done = await withdraw_referral(
             conn,
             referral_id,
+            ring=services.box.ring,
             actor=signed.operator.actor,
             channel="phone",
             note=note,

@@ -58,10 +58,12 @@ async def data_subject_request(request: PlainRequest) -> Response[bytes]:
 async def record_withdrawal(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(ConsentWithdrawalIn, await json_object(request))
-    async with services_of(request).db.write() as conn:
+    services = services_of(request)
+    async with services.db.write() as conn:
         done = await consent.withdraw_referral(
             conn,
             referral_id,
+            ring=services.box.ring,
             actor=operator.actor,
             channel="phone",
             note=payload.note,

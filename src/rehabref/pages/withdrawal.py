@@ -89,7 +89,12 @@ async def withdraw(request: Request[Any, Any, Any], token: str) -> Template:
         )
     async with services.db.write() as conn:
         done = await withdraw_referral(
-            conn, referral_id, actor="patient:link", channel="link", now=utcnow()
+            conn,
+            referral_id,
+            ring=services.box.ring,
+            actor="patient:link",
+            channel="link",
+            now=utcnow(),
         )
     return _withdrawn() if done is not None else _not_found()
 

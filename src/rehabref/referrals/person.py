@@ -3,7 +3,7 @@
 Threat: a data-subject request answered from an incomplete lookup leaves copies behind (an
 export that misses a referral, an erasure that keeps one). Every rights flow (export,
 erasure, consent withdrawal by STOP) asks this module, so when patient columns become
-encrypted with a blind index the lookup changes here and nowhere else.
+encrypted the lookup already goes through the keyed blind indexes.
 
 Identifiers are normalised first: phones to E.164 (``e164.check``; ``ValueError`` for an
 invalid one), e-mail addresses trimmed and lower-cased. ``identifier_hash`` is what the
@@ -12,14 +12,14 @@ request log keeps instead of the value.
 
 from __future__ import annotations
 
-import hashlib
-
-from sqlalchemy import func, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import e164
+from rehabref.crypto import KeyRing, blind_index
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.store import person_conditions
 from rehabref.tables.referrals import Referral
 
 _referrals = table(Referral)
@@ -38,21 +38,20 @@ def normalise_email(email: str) -> str:
     return address
 
 
-def identifier_hash(kind: str, value: str) -> str:
-    """SHA-256 of ``kind:value`` (a normalised identifier): what the request log keeps."""
-    return hashlib.sha256(f"{kind}:{value}".encode()).hexdigest()
+def identifier_hash(ring: KeyRing, kind: str, value: str) -> str:
+    """A keyed index of ``value`` (a normalised identifier): what the request log keeps. Keyed,
+    because the few hundred million Nigerian mobile numbers are quickly tried against a plain
+    hash: an erased person's number must not be recoverable from a database copy."""
+    return blind_index(ring, f"request.{kind}", value)
 
 
 async def referrals_of_person(
-    conn: AsyncConnection, *, phone: str | None = None, email: str | None = None
+    conn: AsyncConnection, ring: KeyRing, *, phone: str | None = None, email: str | None = None
 ) -> list[ReferralRow]:
     """Every referral (any partner, both environments) whose patient has this normalised
-    phone or e-mail address, oldest first. Neither given: none."""
-    matches = []
-    if phone:
-        matches.append(_referrals.c.patient_phone == phone)
-    if email:
-        matches.append(func.lower(_referrals.c.patient_email) == email)
+    phone or e-mail address, oldest first, found through the keyed blind indexes (under
+    every key of the ring). Neither given: none."""
+    matches = person_conditions(ring, phone=phone, email=email)
     if not matches:
         return []
     rows = await conn.execute(select(_referrals).where(or_(*matches)).order_by(_referrals.c.id))

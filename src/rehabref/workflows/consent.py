@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.audit.trail import entry, record
 from rehabref.channels import opt_outs
 from rehabref.channels.outbox import recipient_ref
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.ids import new_id
 from rehabref.referrals.person import identifier_hash, referrals_of_person
@@ -109,6 +110,7 @@ async def withdraw_referral(
     conn: AsyncConnection,
     referral_id: str,
     *,
+    ring: KeyRing,
     actor: str,
     channel: str,
     note: str | None = None,
@@ -119,16 +121,18 @@ async def withdraw_referral(
     if done is None:
         return None
     row, ended = done
-    await _log(conn, row, actor=actor, referral_ids=[row.id], ended=int(ended), now=now)
+    await _log(conn, row, ring=ring, actor=actor, referral_ids=[row.id], ended=int(ended), now=now)
     await record(conn, entry(actor, "consent.withdrawn", referral_id=row.id))
     return Withdrawal((row.id,), (row.id,) if ended else ())
 
 
 async def withdraw_number(
-    conn: AsyncConnection, phone: str, *, channel: str, now: datetime
+    conn: AsyncConnection, ring: KeyRing, phone: str, *, channel: str, now: datetime
 ) -> Withdrawal:
     """STOP from ``phone`` (E.164): every live referral of that number."""
-    found = [r for r in await referrals_of_person(conn, phone=phone) if r.environment == "live"]
+    found = [
+        r for r in await referrals_of_person(conn, ring, phone=phone) if r.environment == "live"
+    ]
     withdrawn: list[str] = []
     ended: list[str] = []
     for referral in found:
@@ -143,6 +147,7 @@ async def withdraw_number(
         await _log(
             conn,
             found[-1],
+            ring=ring,
             actor=f"patient:{channel}",
             referral_ids=withdrawn,
             ended=len(ended),
@@ -160,6 +165,7 @@ async def _log(
     conn: AsyncConnection,
     row: ReferralRow,
     *,
+    ring: KeyRing,
     actor: str,
     referral_ids: list[str],
     ended: int,
@@ -173,8 +179,8 @@ async def _log(
         {
             "id": new_id("dsr"),
             "kind": "withdrawal",
-            "phone_hash": identifier_hash("phone", phone) if phone else None,
-            "email_hash": identifier_hash("email", email) if email else None,
+            "phone_hash": identifier_hash(ring, "phone", phone) if phone else None,
+            "email_hash": identifier_hash(ring, "email", email) if email else None,
             "actor": actor[:80],
             "result": {"referrals": len(referral_ids), "ended": ended},
             "created_at": now,

@@ -125,7 +125,7 @@ async def _reply(
 
 
 async def _keyword(
-    conn: AsyncConnection, *, word: str, inbound: Mapping[Any, Any], now: datetime
+    conn: AsyncConnection, ring: KeyRing, *, word: str, inbound: Mapping[Any, Any], now: datetime
 ) -> str | None:
     """STOP (consent withdrawal) / START for the sender's number; the referral it concerned,
     if any."""
@@ -140,7 +140,7 @@ async def _keyword(
         # STOP is consent withdrawal (docs/security.md): every live referral of the number
         # ends and its partner is told; a repeated STOP finds nothing left to end. Ended
         # before the acknowledgement is written, which ending would otherwise cancel.
-        await withdraw_number(conn, sender, channel=channel, now=now)
+        await withdraw_number(conn, ring, sender, channel=channel, now=now)
         if first:
             await _reply(
                 conn,
@@ -198,7 +198,7 @@ async def handle_inbound(
     typed = inbound["choice_id"] is None
     word = opt_outs.keyword(inbound["text"], channel=inbound["channel"]) if typed else None
     if word is not None:
-        referral_id = await _keyword(conn, word=word, inbound=inbound, now=now)
+        referral_id = await _keyword(conn, ring, word=word, inbound=inbound, now=now)
         await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
         return
     found = await _conversation_of(conn, inbound)

@@ -72,7 +72,7 @@ async def handle(
     actor: str,
     now: datetime,
 ) -> Outcome:
-    referrals = await referrals_of_person(conn, phone=who.phone, email=who.email)
+    referrals = await referrals_of_person(conn, ring, phone=who.phone, email=who.email)
     document: dict[str, Any] | None = None
     if kind == "export":
         document = await export_person(
@@ -94,8 +94,8 @@ async def handle(
         {
             "id": request_id,
             "kind": kind,
-            "phone_hash": identifier_hash("phone", who.phone) if who.phone else None,
-            "email_hash": identifier_hash("email", who.email) if who.email else None,
+            "phone_hash": identifier_hash(ring, "phone", who.phone) if who.phone else None,
+            "email_hash": identifier_hash(ring, "email", who.email) if who.email else None,
             "actor": actor[:80],
             "result": result,
             "created_at": now,

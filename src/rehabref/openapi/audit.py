@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rehabref.audit.schemas import AuditEventList, AuditEventRecord
-from rehabref.openapi.operations import REQUEST_ID, Operation, errors, query
+from rehabref.openapi.operations import PAGE_PARAMETERS, REQUEST_ID, Operation, errors, query
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -29,12 +29,7 @@ OPERATIONS: tuple[Operation, ...] = (
                 {"type": "string", "format": "date-time"},
                 "Records at or after this ISO 8601 UTC time.",
             ),
-            query(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "Page size.",
-            ),
-            query("cursor", {"type": "string"}, "next_cursor of the previous page."),
+            *PAGE_PARAMETERS,
         ],
         responses={
             200: ("A page of audit records.", AuditEventList, REQUEST_ID),

@@ -11,7 +11,14 @@ from rehabref.billing.statement_schemas import (
     StatementList,
     StatementRecord,
 )
-from rehabref.openapi.operations import OK_HEADERS, REQUEST_ID, Operation, errors, query
+from rehabref.openapi.operations import (
+    OK_HEADERS,
+    PAGE_PARAMETERS,
+    REQUEST_ID,
+    Operation,
+    errors,
+    query,
+)
 
 _STATEMENT_ID = {
     "name": "statement_id",
@@ -37,12 +44,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ),
         tag="commission",
         parameters=[
-            query(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "Page size.",
-            ),
-            query("cursor", {"type": "string"}, "next_cursor of the previous page."),
+            *PAGE_PARAMETERS,
         ],
         responses={
             200: ("A page of statements.", StatementList, OK_HEADERS),

@@ -20,17 +20,21 @@ from rehabref.events.schemas import (
     WebhookEndpointList,
     WebhookEndpointRecord,
 )
-from rehabref.openapi.operations import OK_HEADERS, Operation, errors, header, query
+from rehabref.openapi.operations import (
+    OK_HEADERS,
+    PAGE_PARAMETERS,
+    Operation,
+    errors,
+    header,
+    query,
+)
 
 
 def _path(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-_PAGE = [
-    query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Page size."),
-    query("cursor", {"type": "string"}, "next_cursor of the previous page."),
-]
+_PAGE = list(PAGE_PARAMETERS)
 _TYPE = query("type", {"type": "string", "enum": list(EVENT_TYPES)}, "Event type.")
 _REFERRAL = query("referral_id", {"type": "string"}, "Events of one referral.")
 _OPS = "Operator token (`rehabref operators create`); partner keys are refused."

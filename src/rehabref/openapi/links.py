@@ -5,7 +5,13 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from rehabref.links.schemas import ReferralLinkCreate, ReferralLinkList, ReferralLinkRecord
-from rehabref.openapi.operations import OK_HEADERS, Operation, errors, header, query
+from rehabref.openapi.operations import (
+    OK_HEADERS,
+    PAGE_PARAMETERS,
+    Operation,
+    errors,
+    header,
+)
 
 _LINK_ID = {"name": "link_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
@@ -38,12 +44,7 @@ OPERATIONS: tuple[Operation, ...] = (
         description="Newest first, with click and referral counts. Page with limit and cursor.",
         tag="referral-links",
         parameters=[
-            query(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "Page size.",
-            ),
-            query("cursor", {"type": "string"}, "next_cursor of the previous page."),
+            *PAGE_PARAMETERS,
         ],
         responses={
             200: ("A page of links.", ReferralLinkList, OK_HEADERS),

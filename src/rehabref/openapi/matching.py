@@ -13,7 +13,7 @@ from rehabref.matching.schemas import (
     PhysioRecord,
     PhysioUpdate,
 )
-from rehabref.openapi.operations import REQUEST_ID, Operation, errors, query
+from rehabref.openapi.operations import PAGE_PARAMETERS, REQUEST_ID, Operation, errors, query
 
 _AUTH = (
     "Operator token only (`rehabref operators create`): `Authorization: Bearer op_...`. "
@@ -52,12 +52,7 @@ OPERATIONS: tuple[Operation, ...] = (
         parameters=[
             query("city", {"type": "string", "minLength": 1, "maxLength": 100}, "City."),
             query("active", {"type": "string", "enum": ["true", "false"]}, "Active or not."),
-            query(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "Page size.",
-            ),
-            query("cursor", {"type": "string"}, "next_cursor of the previous page."),
+            *PAGE_PARAMETERS,
         ],
         responses={
             200: ("A page of physiotherapists.", PhysioList, REQUEST_ID),

@@ -53,6 +53,13 @@ def query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]
     }
 
 
+# Every cursor-paged list takes these two (cursors.py).
+PAGE_PARAMETERS = (
+    query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Page size."),
+    query("cursor", {"type": "string"}, "next_cursor of the previous page."),
+)
+
+
 def header(name: str, description: str, *, required: bool = False) -> dict[str, Any]:
     return {
         "name": name,

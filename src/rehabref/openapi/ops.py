@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rehabref.openapi.operations import REQUEST_ID, Operation, errors, query
+from rehabref.openapi.operations import PAGE_PARAMETERS, REQUEST_ID, Operation, errors, query
 from rehabref.ops.schemas import (
     ContactTaskComplete,
     OpsContactTask,
@@ -28,10 +28,7 @@ def _path(name: str) -> dict[str, Any]:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-_PAGE = [
-    query("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Page size."),
-    query("cursor", {"type": "string"}, "next_cursor of the previous page."),
-]
+_PAGE = list(PAGE_PARAMETERS)
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(

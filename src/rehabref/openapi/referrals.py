@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rehabref.openapi.operations import OK_HEADERS, Operation, errors, header, query
+from rehabref.openapi.operations import (
+    OK_HEADERS,
+    PAGE_PARAMETERS,
+    Operation,
+    errors,
+    header,
+    query,
+)
 from rehabref.referrals.schemas_g import (
     ReferralCreatedEither,
     ReferralCreatedG,
@@ -87,12 +94,7 @@ OPERATIONS: tuple[Operation, ...] = (
                 {"type": "string", "format": "date-time"},
                 "ISO 8601 UTC; referrals created before.",
             ),
-            query(
-                "limit",
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-                "Page size.",
-            ),
-            query("cursor", {"type": "string"}, "next_cursor of the previous page."),
+            *PAGE_PARAMETERS,
         ],
         responses={
             200: ("A page of referrals.", ReferralListEither, OK_HEADERS),

@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import typer
 
@@ -17,13 +16,12 @@ from rehabref.commands.audit import audit_app
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.commands.rights import data_subject_app, retention_command
+from rehabref.commands.running import run_with_database
 from rehabref.config import ConfigError, Settings, load_settings
 from rehabref.crypto import KeyRingError
 from rehabref.db import Database
 from rehabref.instance_secret import SecretBox, secret_box
 from rehabref.sandbox.phones import TEST_PHONES
-
-T = TypeVar("T")
 
 app = typer.Typer(
     help="rehabref: partner referral and rehabilitation coordination service.",
@@ -45,19 +43,6 @@ app.add_typer(members_app, name="members")
 app.add_typer(audit_app, name="audit")
 app.add_typer(data_subject_app, name="data-subject")
 app.command("retention")(retention_command)
-
-
-def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
-    settings = load_settings()
-
-    async def main() -> T:
-        db = Database(settings.database_url, pool_size=2)
-        try:
-            return await work(db, settings)
-        finally:
-            await db.dispose()
-
-    return asyncio.run(main())
 
 
 async def _box(db: Database, settings: Settings) -> SecretBox:
@@ -190,7 +175,7 @@ def partners_create(
         return onboarding.as_dict(test_phones=TEST_PHONES)
 
     try:
-        result = _run(work)
+        result = run_with_database(work)
     except PartnerError as exc:
         _fail(str(exc))
         return
@@ -223,7 +208,7 @@ def partners_demo() -> None:
             )
         return onboarding.as_dict(test_phones=TEST_PHONES)
 
-    result = _run(work)
+    result = run_with_database(work)
     if result is None:
         typer.echo(
             "A partner exists already; its keys were shown when it was created. "
@@ -248,7 +233,7 @@ def keys_rotate(
             return await rotate_key(conn, partner_id=partner, key_type=key_type)
 
     try:
-        result = _run(work)
+        result = run_with_database(work)
     except PartnerError as exc:
         _fail(str(exc))
         return
@@ -268,7 +253,7 @@ def keys_revoke(
             await revoke_key(conn, partner_id=partner, key_id=key_id)
 
     try:
-        _run(work)
+        run_with_database(work)
     except PartnerError as exc:
         _fail(str(exc))
     typer.echo(f"revoked {key_id}")
@@ -284,7 +269,7 @@ def keys_list(partner: Annotated[str, typer.Option(help="Partner id (ptn_...).")
             return await list_keys(conn, partner_id=partner)
 
     try:
-        typer.echo(json.dumps(_run(work), indent=2))
+        typer.echo(json.dumps(run_with_database(work), indent=2))
     except PartnerError as exc:
         _fail(str(exc))
 
@@ -325,7 +310,7 @@ def webhook_secret_rotate(
             )
 
     try:
-        result = _run(work)
+        result = run_with_database(work)
     except SecretRotationError as exc:
         _fail(str(exc))
         return
@@ -359,7 +344,7 @@ def operators_create(
         async with db.write() as conn:
             return await create_operator(conn, name=name, role=role, expires_at=expires_at)
 
-    _print_once(_run(work), as_json)
+    _print_once(run_with_database(work), as_json)
 
 
 @operators_app.command("enrol-totp")
@@ -375,7 +360,7 @@ def operators_enrol_totp(
         async with db.write() as conn:
             return await enrol(conn, box, operator_id)
 
-    uri = _run(work)
+    uri = run_with_database(work)
     if uri is None:
         _fail(f"no active operator {operator_id}")
     typer.echo(uri)
@@ -392,7 +377,7 @@ def operators_revoke(
         async with db.write() as conn:
             return await revoke_operator(conn, operator_id=operator_id)
 
-    if not _run(work):
+    if not run_with_database(work):
         _fail(f"no active operator {operator_id}")
     typer.echo(f"revoked {operator_id}")
 

@@ -4,21 +4,18 @@ the command line, the same flows as the ops API (``workflows.data_subject``,
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 
 from rehabref.clock import iso, utcnow
+from rehabref.commands.running import run_with_database
 from rehabref.config import Settings, load_settings
 from rehabref.db import Database
 from rehabref.instance_secret import secret_box
 from rehabref.workflows import data_subject, retention
-
-T = TypeVar("T")
 
 data_subject_app = typer.Typer(
     help="Export or erase everything held about one person (NDPA).", no_args_is_help=True
@@ -26,19 +23,6 @@ data_subject_app = typer.Typer(
 
 Phone = Annotated[str | None, typer.Option(help="The person's phone, E.164.")]
 Email = Annotated[str | None, typer.Option(help="The person's e-mail address.")]
-
-
-def _run(work: Callable[[Database, Settings], Awaitable[T]]) -> T:
-    settings = load_settings()
-
-    async def main() -> T:
-        db = Database(settings.database_url, pool_size=2)
-        try:
-            return await work(db, settings)
-        finally:
-            await db.dispose()
-
-    return asyncio.run(main())
 
 
 def _person(phone: str | None, email: str | None) -> data_subject.Person:
@@ -57,7 +41,7 @@ def _handle(kind: data_subject.Kind, who: data_subject.Person) -> data_subject.O
                 conn, ring=ring, kind=kind, who=who, actor="cli", now=utcnow()
             )
 
-    return _run(work)
+    return run_with_database(work)
 
 
 @data_subject_app.command("export")
@@ -119,7 +103,7 @@ def retention_command(
             )
 
     settings = load_settings()
-    result = _run(work)
+    result = run_with_database(work)
     report = {
         "at": iso(utcnow()),
         "dry_run": dry_run,

@@ -8,7 +8,7 @@ UV_PIP := $(BIN)/uv pip install --quiet --python $(BIN)/python
 REHABREF_TEST_POSTGRES_URL ?= postgresql://postgres@127.0.0.1:5432/postgres
 export REHABREF_TEST_POSTGRES_URL
 
-.PHONY: install run test test-sqlite test-postgres lint bench docs clean
+.PHONY: install run test test-sqlite test-postgres lint bench docs clients clean
 
 install: $(STAMP)
 
@@ -31,8 +31,8 @@ run: $(RUNTIME_STAMP)
 	$(BIN)/rehabref serve
 
 lint: install
-	$(BIN)/ruff check src tests bench migrations
-	$(BIN)/ruff format --check src tests bench migrations
+	$(BIN)/ruff check src tests bench migrations examples
+	$(BIN)/ruff format --check src tests bench migrations examples
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
@@ -51,8 +51,12 @@ bench: install
 	$(BIN)/python -m bench.messages
 	$(BIN)/python -m bench.scale
 
-docs: install
+docs: install clients
 	$(BIN)/python -m rehabref.openapi.markdown > docs/api.md
+
+# The client libraries in clients/ (docs/clients.md); a test fails when they drift.
+clients: install
+	$(BIN)/python -m rehabref.openapi.clients clients
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

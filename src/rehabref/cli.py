@@ -188,35 +188,61 @@ def _print_once(result: dict[str, Any], as_json: bool) -> None:
         typer.echo("Store these keys now: they are shown once and kept only as hashes.", err=True)
 
 
+DEMO_OPERATOR_NAME = "Demo coordinator"
+
+
 @partners_app.command("demo")
 def partners_demo() -> None:
-    """Create a demo sandbox partner if the database has none (used by `make run`)."""
+    """Create a demo sandbox partner and a demo console operator on a new database (used by
+    `make run`); their keys and token are printed only when created, the console's address
+    every time."""
+    from rehabref.ops.auth import count_operators, create_operator
     from rehabref.partners.service import count_partners, create_partner
 
-    async def work(db: Database, settings: Settings) -> dict[str, Any] | None:
+    async def work(
+        db: Database, settings: Settings
+    ) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
         box = await _box(db, settings)
+        partner: dict[str, Any] | None = None
+        operator: dict[str, str] | None = None
         async with db.write() as conn:
-            if await count_partners(conn) > 0:
-                return None
-            onboarding = await create_partner(
-                conn,
-                box=box,
-                name="Demo Clinic",
-                contract="v1",
-                commission_bps=1000,
-                show_payments=True,
-            )
-        return onboarding.as_dict(test_phones=TEST_PHONES)
+            if await count_partners(conn) == 0:
+                onboarding = await create_partner(
+                    conn,
+                    box=box,
+                    name="Demo Clinic",
+                    contract="v1",
+                    commission_bps=1000,
+                    show_payments=True,
+                )
+                partner = onboarding.as_dict(test_phones=TEST_PHONES)
+            if await count_operators(conn) == 0:
+                operator = await create_operator(conn, name=DEMO_OPERATOR_NAME)
+        return partner, operator
 
-    result = run_with_database(work)
-    if result is None:
+    partner, operator = run_with_database(work)
+    # Printed on the terminal only, never through the logger: these are the only copies of
+    # the secrets (the database keeps hashes).
+    if partner is None:
         typer.echo(
             "A partner exists already; its keys were shown when it was created. "
             "Create another with: rehabref partners create --name NAME"
         )
-        return
-    typer.echo("Demo sandbox partner created. Test keys (shown once):")
-    _print_once(result, False)
+    else:
+        typer.echo("Demo sandbox partner created. Test keys (shown once):")
+        _print_once(partner, False)
+    console_url = f"{load_settings().base_url}/console"
+    if operator is None:
+        typer.echo(
+            f"Console: {console_url} (sign in with an operator token; the demo one was shown "
+            "when it was created; make another with: rehabref operators create --name NAME)"
+        )
+    else:
+        typer.echo(
+            f"Demo operator created. Sign in to the console at {console_url} "
+            "with this token (shown once):"
+        )
+        _print_once(operator, False)
 
 
 @keys_app.command("rotate")

@@ -13,6 +13,7 @@ from functools import partial
 
 from rehabref.billing.initializer import InitializerConfig, initialize_due
 from rehabref.billing.paystack import PaystackClient
+from rehabref.care.availability_store import FreeSlotFinder
 from rehabref.channels.email import SmtpEmail
 from rehabref.channels.failures import Fallback
 from rehabref.channels.inbox import INBOUND_JOB
@@ -38,7 +39,7 @@ from rehabref.sandbox.coverage import SandboxCoverage
 from rehabref.sandbox.messages import SandboxChannel
 from rehabref.sandbox.replay_transport import PhoneFiveReplay
 from rehabref.sandbox.roster import SandboxRoster
-from rehabref.workflows import appointment_messages, conversation, retention
+from rehabref.workflows import appointment_messages, conversation, physio_messages, retention
 from rehabref.workflows.referral_created import ReferralCreated
 
 log = logging.getLogger("rehabref.channels")
@@ -75,7 +76,7 @@ def coverage_sources() -> CoverageSources:
 def roster_sources() -> RosterSources:
     """Live keys: the physiotherapist registry. Test keys: the partner's sandbox roster,
     created on first use for each city a test referral names."""
-    return RosterSources(live=RegistryRoster(), test=SandboxRoster())
+    return RosterSources(live=RegistryRoster(), test=SandboxRoster(), availability=FreeSlotFinder())
 
 
 def channel_providers(settings: Settings) -> ChannelProviders:
@@ -160,6 +161,7 @@ def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing
         **scenarios.handlers(coverage, roster, ring),
         INBOUND_JOB: partial(conversation.handle_inbound, roster=roster, ring=ring),
         appointment_messages.REMINDER_JOB: appointment_messages.send_reminder,
+        physio_messages.REMINDER_JOB: physio_messages.send_reminder,
     }
 
 

@@ -25,7 +25,7 @@ from tests.support.paystack_api import PaystackApi
 from tests.support.server import ServerProcess
 from tests.support.twilio_api import TwilioApi
 
-BOOKING = {"scheduled_at": "2026-12-01T09:00:00Z", "care_mode": "remote"}
+BOOKING = {"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,9 @@ def referral_at(
     referral: dict[str, Any] = {**response.json(), "phone": body["patient"]["phone"]}
     steps = ["assistant_started", "booked", "attended"]
     for step in steps[: steps.index(status) + 1] if status in steps else []:
-        extra = {"appointment": BOOKING} if step == "booked" else {}
+        extra: dict[str, Any] = {"appointment": BOOKING} if step == "booked" else {}
+        if step == "attended":
+            extra["reason"] = "seen at home"
         moved(api, token, referral["referral_id"], step, **extra)
     return referral
 

@@ -221,7 +221,7 @@ def test_a_payment_before_attendance_is_held_and_applied_when_attended(
     assert _status(api, key, referral_id) == "booked"
     assert _events(sql, referral_id, "payment.completed") == []
 
-    attended = move(api, operator_token, referral_id, "attended")
+    attended = move(api, operator_token, referral_id, "attended", reason="seen at home")
     assert attended.status_code == 200, attended.text
     assert attended.json()["status"] == "paid"
     assert len(_events(sql, referral_id, "appointment.attended")) == 1

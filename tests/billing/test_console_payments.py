@@ -37,7 +37,7 @@ def test_a_coordinator_sends_a_payment_link_and_sees_it_paid(
         assert no_csrf.status_code in {400, 403}
         assert send("12,500").status_code == 303
         page = console.get(f"/console/referrals/{referral_id}?notice=payment_link_sent")
-        assert "Payment link created" in page.text and "NGN 12500.00" in page.text
+        assert "Payment link created" in page.text and "NGN 12,500.00" in page.text
         [request] = rows(
             sql,
             "SELECT pay_token, amount_minor FROM payment_requests WHERE referral_id = :r",

@@ -12,10 +12,10 @@ from rehabref.billing.statements import (
     PaidReferral,
     PeriodError,
     build_statement,
-    format_money,
     period_bounds,
     period_is_over,
 )
+from rehabref.money import format_money
 from rehabref.referrals.commission import MAX_AMOUNT_MINOR, commission_for
 
 _START = datetime(2026, 10, 1, tzinfo=UTC)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -123,9 +124,12 @@ def test_coordinator_moves_a_referral_and_redelivers(world: dict[str, Any]) -> N
         page.get_by_role("link", name=ref).click()
         expect(page.get_by_role("heading", name="Amaka")).to_be_visible()
 
-        page.get_by_label("Appointment (UTC)").fill("2026-12-02T09:30")
+        # A visit that started an hour ago: "Mark attended" is refused before the start.
+        started = datetime.now(UTC) - timedelta(hours=1)
+        page.get_by_label("Appointment (UTC)").fill(started.strftime("%Y-%m-%dT%H:%M"))
         page.get_by_role("button", name="Book appointment").click()
         expect(page.get_by_role("status")).to_have_text("Status updated.")
+        page.get_by_label("Reason (required: overrides the check-in)").fill("seen at home")
         page.get_by_role("button", name="Mark attended").click()
         expect(page.get_by_role("status")).to_have_text("Status updated.")
         page.get_by_label("Amount paid").fill("abc")
@@ -151,7 +155,9 @@ def test_coordinator_moves_a_referral_and_redelivers(world: dict[str, Any]) -> N
         page.get_by_label("Name", exact=True).fill("Tobi Adeyemi")
         page.get_by_label("License number").fill(f"MRTB-{uuid.uuid4().hex[:6]}")
         page.get_by_label("Phone (E.164)").fill("0809 123")
-        page.get_by_label("City", exact=True).fill("Lagos")
+        page.get_by_role("region", name="Add a physiotherapist").get_by_label(
+            "City", exact=True
+        ).fill("Lagos")
         page.get_by_label("Rating (0-5)").fill("4.6")
         page.get_by_label("Weekly capacity").fill("8")
         page.get_by_label("musculoskeletal").check()

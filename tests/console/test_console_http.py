@@ -116,11 +116,12 @@ def test_move_through_booked_attended_paid(console, client, make_partner, sql):
             follow_redirects=False,
         )
 
-    assert move("booked", scheduled_at="2026-12-01T10:00", care_mode="remote").status_code == 303
-    assert move("attended").status_code == 303
+    assert move("booked", scheduled_at="2026-11-02T10:00", care_mode="remote").status_code == 303
+    assert move("attended").status_code == 422  # by hand, attendance needs a reason
+    assert move("attended", reason="patient confirmed by phone").status_code == 303
     bad = move("paid", amount="abc")
     assert bad.status_code == 422 and "Enter the amount" in bad.text
-    illegal = move("booked", scheduled_at="2026-12-01T10:00", care_mode="remote")
+    illegal = move("booked", scheduled_at="2026-11-02T10:00", care_mode="remote")
     assert illegal.status_code == 409 and "cannot move" in illegal.text
     assert move("paid", amount="20,000", currency="NGN").status_code == 303
     with sql.connect() as conn:
@@ -135,6 +136,8 @@ def test_move_through_booked_attended_paid(console, client, make_partner, sql):
     timeline = console.get(f"/console/referrals/{rid}").text
     for text_ in ("booked", "attended", "paid", "payment.completed", "appointment.booked"):
         assert text_ in timeline
+    assert "NGN 20,000.00" in timeline and "NGN 2,000.00" in timeline  # payment, commission
+    assert "patient confirmed by phone" in timeline  # the reason of the manual move
     types = count(sql, "SELECT count(*) FROM referral_transitions WHERE referral_id = :r", r=rid)
     assert types == 5  # new, contact_pending, booked, attended, paid
 

@@ -66,9 +66,9 @@ def test_concurrent_payments_record_one_payment(server, client, make_partner, op
         operator_token,
         referral_id,
         "booked",
-        appointment={"scheduled_at": "2026-12-01T09:00:00Z", "care_mode": "remote"},
+        appointment={"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"},
     )
-    moved(client, operator_token, referral_id, "attended")
+    moved(client, operator_token, referral_id, "attended", reason="seen at home")
 
     def pay(amount):
         def call(http):

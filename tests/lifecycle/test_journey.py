@@ -154,9 +154,9 @@ def test_patient_and_coordinator_journey_with_receiver(journey_env: dict[str, An
             referral_id,
             "booked",
             reason="home visit Tuesday",
-            appointment={"scheduled_at": "2026-12-01T09:00:00Z", "care_mode": "face_to_face"},
+            appointment={"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "face_to_face"},
         )
-        moved(client, token, referral_id, "attended")
+        moved(client, token, referral_id, "attended", reason="seen at home")
         paid = moved(
             client,
             token,

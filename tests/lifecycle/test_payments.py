@@ -13,7 +13,7 @@ from tests.shapeg.bodies import g_referral
 from tests.support.api import created, error_of
 from tests.support.operators import OPS, move, moved, op_headers
 
-BOOKING = {"scheduled_at": "2026-12-01T09:00:00Z", "care_mode": "remote"}
+BOOKING = {"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"}
 
 
 def _attended(client, token, key):
@@ -21,7 +21,7 @@ def _attended(client, token, key):
     referral_id = referral["referral_id"]
     moved(client, token, referral_id, "assistant_started")
     moved(client, token, referral_id, "booked", appointment=BOOKING)
-    moved(client, token, referral_id, "attended")
+    moved(client, token, referral_id, "attended", reason="seen at home")
     return referral
 
 
@@ -98,7 +98,7 @@ def test_shape_g_payment_completed_has_exactly_the_spec_fields(
     referral_id = response.json()["referral_id"]
     moved(client, operator_token, referral_id, "assistant_started")
     moved(client, operator_token, referral_id, "booked", appointment=BOOKING)
-    moved(client, operator_token, referral_id, "attended")
+    moved(client, operator_token, referral_id, "attended", reason="seen at home")
     moved(
         client,
         operator_token,

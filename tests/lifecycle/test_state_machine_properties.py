@@ -111,7 +111,7 @@ class Harness:
     async def move(self, referral_id: str, to: str, amount: int) -> ApiError | None:
         appointment = payment = None
         if to == "booked":
-            appointment = AppointmentChange(datetime(2026, 12, 1, 9, tzinfo=UTC), "remote")
+            appointment = AppointmentChange(datetime(2026, 11, 2, 9, tzinfo=UTC), "remote")
         if to == "paid":
             payment = PaymentChange(amount_minor=amount, currency="NGN")
         try:
@@ -121,6 +121,7 @@ class Harness:
                     referral_id=referral_id,
                     to=to,
                     actor="test:property",
+                    reason="property walk",
                     appointment=appointment,
                     payment=payment,
                 )

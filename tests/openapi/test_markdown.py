@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from rehabref.openapi.document import openapi_document
+from rehabref.openapi.document import full_document as openapi_document
 from rehabref.openapi.markdown import render, type_of
 
 API_MD = Path(__file__).resolve().parents[2] / "docs" / "api.md"
@@ -86,7 +86,7 @@ def test_request_bodies_come_with_a_json_example_that_parses():
         for block in blocks:
             json.loads(block)
     create = sections["createReferral"]
-    assert '"external_ref": "HOSP-2026-000123"' in create
+    assert '"external_ref": "CLINIC-2026-0001"' in create
 
 
 def test_a_body_of_alternatives_gets_one_example_per_alternative():

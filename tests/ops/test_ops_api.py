@@ -8,7 +8,7 @@ from tests.conftest import auth, count
 from tests.support.api import created, error_of
 from tests.support.operators import OPS, move, moved, op_headers
 
-BOOKING = {"scheduled_at": "2026-12-01T09:00:00Z", "care_mode": "remote"}
+BOOKING = {"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"}
 
 OPS_CALLS = [
     ("get", f"{OPS}/referrals", None),
@@ -120,7 +120,7 @@ def test_appointment_care_mode_follows_the_referral(client, partner, operator_to
     booked = moved(client, operator_token, referral_id, "booked", appointment=BOOKING)
     assert booked["appointment"] == {
         "status": "booked",
-        "scheduled_at": "2026-12-01T09:00:00.000Z",
+        "scheduled_at": "2026-11-02T09:00:00.000Z",
         "care_mode": "remote",
     }
 

@@ -169,11 +169,11 @@ def test_erasure_keeps_amounts_and_dates(client, partner, operator_token, sql):
         partner["keys"]["sk_test"],
         patient={"first_name": "Bola", "phone": phone, "city": "Ibadan"},
     )["referral_id"]
-    booking = {"scheduled_at": "2026-12-01T09:00:00Z", "care_mode": "remote"}
+    booking = {"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"}
     for to, extra in (
         ("contact_pending", {}),
         ("booked", {"appointment": booking}),
-        ("attended", {}),
+        ("attended", {"reason": "seen at home"}),
         ("paid", {"payment": {"amount_minor": 1500000, "currency": "NGN"}}),
     ):
         assert move(client, operator_token, referral_id, to, **extra).status_code == 200

@@ -61,7 +61,7 @@ class ServerProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60  # a loaded 2-core machine
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")
@@ -71,6 +71,7 @@ class ServerProcess:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
+        self.stop()  # not left running when the caller never gets to stop it
         raise RuntimeError("server did not become ready")
 
     def stop(self) -> None:

@@ -13,7 +13,7 @@ import matplotlib
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
-from rehabref.billing.statements import format_money
+from rehabref.money import format_money
 
 _FONTS = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
 

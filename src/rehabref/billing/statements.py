@@ -75,10 +75,3 @@ def build_statement(
         amount_total_minor=sum(line.amount_minor for line in lines),
         commission_total_minor=sum(line.commission_minor for line in lines),
     )
-
-
-def format_money(minor: int, currency: str) -> str:
-    """``NGN 20,000.00`` for 2000000 kobo (integer arithmetic, no float)."""
-    sign = "-" if minor < 0 else ""
-    whole, kobo = divmod(abs(minor), 100)
-    return f"{currency} {sign}{whole:,}.{kobo:02d}"

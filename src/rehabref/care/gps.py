@@ -3,6 +3,12 @@
 Reference point, best first: the session's scheduled location (radius 1 km), the patient's
 area centroid (5 km), the patient's city centroid (25 km). Remote sessions are not
 verified (``not_applicable``); an unknown city gives ``unverifiable``.
+
+The tolerance is the radius plus the device's reported accuracy (at most
+``MAX_ACCURACY_CREDIT_KM``): a phone that says "within 300 m" is given those 300 m, but a
+fix vaguer than that cap cannot stretch a 1 km radius into a town. A check-in the device
+refused (location permission denied, no fix) is ``verified: false`` with method
+``location_refused``: recorded as unverified, never given a made-up point.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Any
 from rehabref.places import area_from_city_field, centroid
 
 RADIUS_KM = {"scheduled_location": 1.0, "area_centroid": 5.0, "city_centroid": 25.0}
+MAX_ACCURACY_CREDIT_KM = 0.5
 EARTH_RADIUS_KM = 6371.0088
 
 
@@ -34,8 +41,17 @@ def verify_check_in(
     scheduled_location: tuple[float, float] | None,
     city: str,
     area: str | None,
+    accuracy_m: float | None = None,
+    refused: bool = False,
 ) -> dict[str, Any]:
     """``{verified, method, distance_km, radius_km}``; verified is None when not checkable."""
+    if modality != "remote" and check_in is None and refused:
+        return {
+            "verified": False,
+            "method": "location_refused",
+            "distance_km": None,
+            "radius_km": None,
+        }
     if modality == "remote" or check_in is None:
         return {
             "verified": None,
@@ -57,8 +73,9 @@ def verify_check_in(
         reference, method = found
     distance = round(distance_km(check_in, reference), 2)
     radius = RADIUS_KM[method]
+    credit = min((accuracy_m or 0.0) / 1000, MAX_ACCURACY_CREDIT_KM)
     return {
-        "verified": distance <= radius,
+        "verified": distance <= radius + credit,
         "method": method,
         "distance_km": distance,
         "radius_km": radius,

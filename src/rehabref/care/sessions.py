@@ -136,10 +136,10 @@ async def schedule_session(
 
 
 def _point(
-    modality: str, lat: float | None, lng: float | None, prefix: str
+    modality: str, lat: float | None, lng: float | None, prefix: str, refused: bool = False
 ) -> tuple[float, float] | None:
     if lat is None and lng is None:
-        if modality == "remote":
+        if modality == "remote" or refused:
             return None
         raise _invalid(
             {
@@ -161,10 +161,14 @@ async def start_session(
     check_in_lat: float | None,
     check_in_lng: float | None,
     actor: str,
+    accuracy_m: float | None = None,
+    refusal: str | None = None,
 ) -> Row[Any]:
+    """Check in; ``refusal`` says why the device gave no position (the check-in is then
+    recorded without one and verifies as ``location_refused``)."""
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "in_progress")
-    point = _point(row.modality, check_in_lat, check_in_lng, "check_in")
+    point = _point(row.modality, check_in_lat, check_in_lng, "check_in", refused=bool(refusal))
     await conn.execute(
         update(sessions)
         .where(sessions.c.id == session_id)
@@ -173,6 +177,8 @@ async def start_session(
             check_in_at=check_in_at,
             check_in_lat=point[0] if point else None,
             check_in_lng=point[1] if point else None,
+            check_in_accuracy_m=accuracy_m if point else None,
+            check_in_refusal=None if point else refusal,
             updated_by=actor,
             updated_at=utcnow(),
         )
@@ -197,10 +203,12 @@ async def complete_session(
     check_out_lat: float | None,
     check_out_lng: float | None,
     actor: str,
+    check_out_accuracy_m: float | None = None,
+    check_out_refused: bool = False,
 ) -> Row[Any]:
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "completed")
-    point = _point(row.modality, check_out_lat, check_out_lng, "check_out")
+    point = _point(row.modality, check_out_lat, check_out_lng, "check_out", check_out_refused)
     check_in_at = as_utc(row.check_in_at)
     if as_utc(check_out_at) < check_in_at:
         raise _invalid({"check_out_at": "Must not be before the check-in time."})
@@ -214,6 +222,8 @@ async def complete_session(
         scheduled_location=location,
         city=referral.patient_city,
         area=referral.patient_area,
+        accuracy_m=row.check_in_accuracy_m,
+        refused=row.check_in_refusal is not None,
     )
     invoice = await next_invoice_reference(
         conn, partner_id=row.partner_id, environment=row.environment, when=check_out_at
@@ -229,6 +239,7 @@ async def complete_session(
             check_out_at=check_out_at,
             check_out_lat=point[0] if point else None,
             check_out_lng=point[1] if point else None,
+            check_out_accuracy_m=check_out_accuracy_m if point else None,
             completed_at=check_out_at,
             gps_check=gps,
             invoice_reference=invoice,
@@ -303,6 +314,19 @@ async def cancel_session(
         .values(status="cancelled", cancel_reason=reason, updated_by=actor, updated_at=utcnow())
     )
     return await get_session(conn, session_id=session_id)
+
+
+async def move_session(
+    conn: AsyncConnection, *, session_id: str, scheduled_at: datetime, actor: str
+) -> None:
+    """A rescheduled visit: its scheduled session moves with it."""
+    row = await get_session(conn, session_id=session_id, lock=True)
+    check_move(row.status, "in_progress")  # only a session that has not started moves
+    await conn.execute(
+        update(sessions)
+        .where(sessions.c.id == session_id)
+        .values(scheduled_at=scheduled_at, updated_by=actor, updated_at=utcnow())
+    )
 
 
 async def provider_name(conn: AsyncConnection, physio_id: str) -> str:

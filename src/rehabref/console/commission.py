@@ -14,7 +14,6 @@ from litestar.response import Redirect, Template
 from rehabref.audit.trail import entry, record
 from rehabref.billing import commission_store as store
 from rehabref.billing.statement_schemas import StatementGenerateIn
-from rehabref.billing.statements import format_money
 from rehabref.clock import utcnow
 from rehabref.console.audit_page import viewed
 from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
@@ -40,7 +39,7 @@ async def _render(
     await viewed(request, signed, "commission_statements.listed")
     return page(
         "commission",
-        {"rows": rows, "partners": partners, "error": error, "money": format_money},
+        {"rows": rows, "partners": partners, "error": error},
         signed=signed,
         status=status,
         notice=notice,

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from rehabref.audit.chain import Entry
 from rehabref.audit.trail import entry, record
 from rehabref.clock import utcnow
-from rehabref.console import queries
+from rehabref.console import queries, referral_queries
 from rehabref.console.audit_page import viewed
 from rehabref.console.render import Posted, form_text, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
@@ -28,6 +28,7 @@ from rehabref.services import services_of
 OUTCOMES = (("reached", "Reached the patient"), ("unreachable", "No answer / unreachable"))
 SPECIALIZATIONS: tuple[str, ...] = get_args(Specialization)
 MODALITIES: tuple[str, ...] = get_args(Modality)
+PHYSIO_LIMIT = 200
 
 
 @get("/console/tasks", include_in_schema=False)
@@ -150,15 +151,31 @@ async def _physios_page(
     errors: dict[str, str] | None = None,
     status: int = 200,
 ) -> Template:
+    query = request.query_params
+    filters = {
+        "q": (query.get("q") or "").strip()[:100],
+        "city": (query.get("city") or "").strip()[:100],
+        "spec": query.get("spec") if query.get("spec") in SPECIALIZATIONS else "",
+        "modality": query.get("modality") if query.get("modality") in MODALITIES else "",
+        "active": query.get("active") if query.get("active") in {"yes", "no"} else "",
+    }
     async with services_of(request).db.read() as conn:
-        rows, has_more = await registry.list_physios(
-            conn, city=None, active=None, after_id=None, limit=100
+        rows = await referral_queries.physios_page(
+            conn,
+            search=filters["q"] or None,
+            city=filters["city"] or None,
+            specialization=filters["spec"] or None,
+            modality=filters["modality"] or None,
+            active=None if not filters["active"] else filters["active"] == "yes",
+            limit=PHYSIO_LIMIT,
         )
     return page(
         "physios",
         {
             "rows": rows,
-            "has_more": has_more,
+            "filters": filters,
+            "filtered": any(filters.values()),
+            "limit": PHYSIO_LIMIT,
             "values": values or {},
             "errors": errors or {},
             "specializations": SPECIALIZATIONS,

@@ -176,6 +176,8 @@ async def redeliver(request: Request[Any, Any, Any], event_id: str) -> Template 
     back = form.get("back")
     if back == "deliveries":
         return see_other("/console/deliveries?notice=redelivered")
+    if back == "queues":
+        return see_other("/console/queues?queue=failed_deliveries&notice=redelivered")
     if event.referral_id:
         return see_other(f"/console/referrals/{event.referral_id}?notice=redelivered")
     return see_other("/console/deliveries?notice=redelivered")

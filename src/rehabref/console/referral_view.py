@@ -17,11 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.billing.schemas import pay_url
 from rehabref.billing.store import requests_of_referral
 from rehabref.channels.timeline import timeline
-from rehabref.console import queries
+from rehabref.clock import as_utc, utcnow
+from rehabref.console import queries, referral_queries
 from rehabref.console.render import page
 from rehabref.console.session import Signed
 from rehabref.db import table
+from rehabref.matching.assignments import assignments_of
 from rehabref.matching.roster import in_scope
+from rehabref.matching.rules import SPECIALIZATIONS
 from rehabref.ops.service import history as transitions_of
 from rehabref.referrals.sealing import clinical_text
 from rehabref.referrals.transitions import ALLOWED, APPOINTMENT_MODES
@@ -76,6 +79,7 @@ async def render_referral(
     error: str | None = None,
     status: int = 200,
 ) -> Template:
+    ring = services_of(request).box.ring
     async with services_of(request).db.read() as conn:
         row = await queries.referral(conn, referral_id)
         if row is None:
@@ -92,12 +96,39 @@ async def render_referral(
         physios = await active_physios(conn, row)
         messages = await timeline(conn, referral_id)
         card_payments = await requests_of_referral(conn, referral_id)
+        intake = await referral_queries.intake_answers(conn, referral_id)
+        physio = await referral_queries.physio(conn, row.assigned_physio_id)
+        assignments = await assignments_of(conn, ring=ring, referral_id=referral_id)
+        actions = await referral_queries.coordinator_actions(conn, referral_id)
+        wanted_city = request.query_params.get("pcity", row.patient_city)
+        wanted_spec = request.query_params.get("pspec") or None
+        wanted_spec = wanted_spec if wanted_spec in SPECIALIZATIONS else None
+        options = await referral_queries.candidates(
+            conn, row, city=wanted_city, specialization=wanted_spec
+        )
+        names = await referral_queries.physio_names(
+            conn,
+            {a.physio_id for a in assignments}
+            | {a.previous_physio_id for a in assignments if a.previous_physio_id},
+        )
     moves = sorted(ALLOWED.get(row.status, frozenset()), key=list(MOVE_LABELS).index)
     return page(
         "referral",
         {
             "r": row,
-            "clinical": clinical_text(services_of(request).box.ring, row),
+            "clinical": clinical_text(ring, row),
+            "intake": intake,
+            "physio": physio,
+            "assignments": assignments,
+            "physio_names": names,
+            "actions": actions,
+            "candidates": options,
+            "candidate_city": wanted_city or "",
+            "candidate_spec": wanted_spec or "",
+            "filtered": "pcity" in request.query_params,
+            "specializations": SPECIALIZATIONS,
+            "upcoming": row.appointment_scheduled_at is not None
+            and as_utc(row.appointment_scheduled_at) > utcnow(),
             "moves": [(move, MOVE_LABELS[move]) for move in moves],
             "appointment_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, frozenset())),
             "transitions": transitions,

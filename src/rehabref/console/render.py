@@ -13,6 +13,7 @@ from rehabref import fields
 from rehabref.clock import as_utc
 from rehabref.console.session import Signed, signed_in
 from rehabref.errors import ApiError
+from rehabref.money import format_money
 from rehabref.pages import form_tokens
 from rehabref.pages.forms import posted_form
 
@@ -39,6 +40,9 @@ NOTICES = {
     "withdrawn": "Consent withdrawal recorded: the referral ended and the partner is told.",
     "payment_link_sent": "Payment link created and sent to the patient.",
     "statement_made": "Commission statement made (or the one already made for that month).",
+    "matched": "Matched: the physiotherapist is below and the partner is told.",
+    "unmatched": "No physiotherapist fits now: an unmatched task is open; assign one by hand.",
+    "assigned": "Physiotherapist assigned: the partner is told.",
     "statement_settled": "Statement settled: the partner is told by webhook.",
 }
 
@@ -64,6 +68,7 @@ def page(
         "csrf_token": signed.csrf_token() if signed else context.get("csrf_token"),
         "notice": NOTICES.get(notice or ""),
         "when": when,
+        "money": format_money,
     }
     return Template(
         template_name=f"console/{name}.html",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rehabref.console import (
+    assign,
     audit_page,
     care_forms,
     commission,
@@ -10,12 +11,15 @@ from rehabref.console import (
     payments,
     queues,
     referral,
+    workqueues,
 )
 
 ROUTES = [
     *pages.ROUTES,
     *referral.ROUTES,
+    *assign.ROUTES,
     *queues.ROUTES,
+    *workqueues.ROUTES,
     *care_forms.ROUTES,
     *audit_page.ROUTES,
     *payments.ROUTES,

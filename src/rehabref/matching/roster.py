@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, Row, and_, select
@@ -54,12 +55,22 @@ class RegistryRoster:
         return (await conn.execute(query)).all()
 
 
+class SlotAvailability(Protocol):
+    async def fully_booked(
+        self, conn: AsyncConnection, *, physio_ids: Sequence[str], now: datetime
+    ) -> set[str]:
+        """Those of ``physio_ids`` whose published schedule has no free slot soon."""
+        ...
+
+
 @dataclass(frozen=True)
 class RosterSources:
-    """Each environment's roster, chosen at start-up (``wiring``)."""
+    """Each environment's roster, chosen at start-up (``wiring``), and the availability
+    filter matching applies to its candidates (None: availability is not considered)."""
 
     live: Roster
     test: Roster
+    availability: SlotAvailability | None = None
 
     def for_environment(self, environment: str) -> Roster:
         return self.test if environment == "test" else self.live

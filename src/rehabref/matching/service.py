@@ -20,6 +20,7 @@ from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.matching.assignments import basis_of, record_assignment
 from rehabref.matching.roster import Roster, RosterSources
 from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
 from rehabref.places import area_from_city_field, area_key
@@ -128,6 +129,7 @@ async def match_referral(
     ring: KeyRing,
     referral_id: str,
     now: datetime,
+    actor: str = "system:matching",
 ) -> str | None:
     """Assign the best physiotherapist and emit ``provider.matched``; None when none fits.
 
@@ -151,10 +153,27 @@ async def match_referral(
         care_mode=care_mode,
         now=now,
     )
+    if roster.availability is not None:  # a full schedule or leave: not this physiotherapist
+        full = await roster.availability.fully_booked(
+            conn, physio_ids=[c.physio_id for c in pool], now=now
+        )
+        pool = [candidate for candidate in pool if candidate.physio_id not in full]
     for candidate in rank(pool, wanted=wanted, area=area):
         physio = await _claim_slot(conn, candidate, environment=referral.environment, now=now)
         if physio is not None:
-            await _assign(conn, referral=referral, physio=physio, now=now)
+            matched_at = await assign(conn, referral=referral, physio=physio, now=now)
+            await record_assignment(
+                conn,
+                ring=ring,
+                referral_id=referral.id,
+                physio_id=physio.id,
+                previous_physio_id=None,
+                kind="automatic",
+                basis=basis_of(candidate, wanted=wanted, area=area),
+                reason=None,
+                actor=actor,
+                now=matched_at,
+            )
             return candidate.physio_id
     await open_unmatched_task(conn, referral=referral, now=now)
     return None
@@ -177,9 +196,11 @@ async def _claim_slot(
     return physio if load.get(physio.id, 0) < physio.weekly_capacity else None
 
 
-async def _assign(
+async def assign(
     conn: AsyncConnection, *, referral: Row[Any], physio: Row[Any], now: datetime
-) -> None:
+) -> datetime:
+    """Give the (locked) referral to ``physio`` and tell the partner (``provider.matched``);
+    the time of the match."""
     # The match follows the event that triggered it (intake completion at ``now``): at least
     # 1 ms later, so partners ordering events by occurred_at see intake before match.
     matched_at = max(utcnow(), as_utc(now) + timedelta(milliseconds=1))
@@ -206,6 +227,7 @@ async def _assign(
             )
         ],
     )
+    return matched_at
 
 
 def physio_summary(physio: Row[Any], *, include_phone: bool) -> dict[str, Any]:

@@ -224,7 +224,8 @@ def render(document: dict[str, Any]) -> str:
         "(python -m rehabref.openapi.markdown); do not edit by hand. -->",
         "",
         f"Version {info.get('version', '')}. OpenAPI {document.get('openapi', '')}; the running "
-        "service serves the same document at `/openapi.json` and a browsable page at `/docs`.",
+        "service serves the partner API's document at `/openapi.json`, the operations API's at "
+        "`/openapi-ops.json`, and the interactive reference (Swagger UI) at `/docs`.",
         "",
     ]
     if info.get("description"):
@@ -252,9 +253,9 @@ def render(document: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from rehabref.openapi.document import openapi_document
+    from rehabref.openapi.document import full_document
 
-    sys.stdout.write(render(openapi_document()))
+    sys.stdout.write(render(full_document()))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from rehabref.openapi import ops as ops_docs
 from rehabref.openapi import payments as payments_docs
 from rehabref.openapi import referrals as referrals_docs
 from rehabref.openapi import rights as rights_docs
+from rehabref.openapi import scheduling as scheduling_docs
 from rehabref.openapi.operations import Operation
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -32,6 +33,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,
     *care_docs.OPERATIONS,
+    *scheduling_docs.OPERATIONS,
     *audit_docs.OPERATIONS,
 )
 
@@ -47,5 +49,6 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,
     *care_docs.SCHEMA_MODELS,
+    *scheduling_docs.SCHEMA_MODELS,
     *audit_docs.SCHEMA_MODELS,
 )

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 _REF_PREFIX = "#/components/schemas/"
-_MAX_EXAMPLE_DEPTH = 6
+_MAX_EXAMPLE_DEPTH = 12
 
 
 def cell(text: str) -> str:
@@ -149,7 +149,7 @@ class Examples:
                 for name, item in schema.get("properties", {}).items()
             }
         if kind == "array":
-            return [self.of(schema.get("items"), depth + 1)]
+            return [self.of(schema.get("items"), depth + 1)] * max(1, schema.get("minItems", 1))
         if kind == "string":
             return {
                 "date-time": "2026-01-31T09:30:00Z",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, insert, or_, select, update
+from sqlalchemy import ColumnElement, and_, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.api_request import ApiRequest
@@ -79,6 +79,12 @@ async def create_operator(
         },
     )
     return {"operator_id": operator_id, "token": token}
+
+
+async def count_operators(conn: AsyncConnection) -> int:
+    """Every operator ever created, revoked or not (the demo creates one only on a new
+    database, so a revoked demo token is never silently replaced)."""
+    return int((await conn.execute(select(func.count()).select_from(_operators))).scalar_one())
 
 
 async def revoke_operator(conn: AsyncConnection, *, operator_id: str) -> bool:

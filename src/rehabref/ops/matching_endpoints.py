@@ -8,20 +8,19 @@ from __future__ import annotations
 from litestar import Response
 from sqlalchemy import select
 
-from rehabref.audit.trail import entry, record
 from rehabref.clock import iso, utcnow
 from rehabref.cursors import page_envelope, page_params
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.matching import registry
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
-from rehabref.matching.service import match_referral
 from rehabref.ops.auth import authenticate_operator
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
 from rehabref.tables.referrals import Referral
+from rehabref.workflows.assignment import match_now
 
 _referrals = table(Referral)
 
@@ -100,14 +99,14 @@ async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     services = services_of(request)
     async with services.db.write() as conn:
-        physio_id = await match_referral(
+        physio_id = await match_now(
             conn,
             roster=services.roster,
             ring=services.box.ring,
             referral_id=referral_id,
+            actor=operator.actor,
             now=utcnow(),
         )
-        await record(conn, entry(operator.actor, "referral.matched", referral_id=referral_id))
         matched_at = (
             await conn.execute(
                 select(_referrals.c.matched_at).where(_referrals.c.id == referral_id)

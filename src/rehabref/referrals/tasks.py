@@ -119,3 +119,19 @@ async def close_open_tasks(conn: AsyncConnection, *, referral_id: str, now: date
         .where(_tasks.c.referral_id == referral_id, _tasks.c.status != "done")
         .values(status="done", outcome="cancelled", completed_at=now, updated_at=now)
     )
+
+
+async def resolve_tasks(
+    conn: AsyncConnection, *, referral_id: str, purpose: str, outcome: str, now: datetime
+) -> None:
+    """Close the referral's open tasks of one purpose whose cause is gone (e.g. ``unmatched``
+    once a physiotherapist is assigned)."""
+    await conn.execute(
+        update(_tasks)
+        .where(
+            _tasks.c.referral_id == referral_id,
+            _tasks.c.purpose == purpose,
+            _tasks.c.status != "done",
+        )
+        .values(status="done", outcome=outcome, completed_at=now, updated_at=now)
+    )

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.clock import utcnow
+from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
@@ -132,6 +132,19 @@ def _check_details(
         raise _invalid("payment", "Only allowed when moving to paid.")
 
 
+def _check_visit_started(row: ReferralRow, to: str, now: datetime) -> None:
+    """A visit is attended from its booked time on, never before (spec 2.6: events follow
+    real visits)."""
+    booked_for = row.appointment_scheduled_at
+    if to == "attended" and booked_for is not None and as_utc(now) < as_utc(booked_for):
+        raise ApiError(
+            409,
+            "invalid_transition",
+            f"The visit is booked for {iso(booked_for)}; it cannot be attended before then.",
+            fields={"to": "The visit has not started yet."},
+        )
+
+
 async def lock_referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
     """The referral row, locked until the transaction ends (a no-op clause on SQLite)."""
     return (
@@ -159,6 +172,10 @@ async def transition(
         raise ApiError(404, "not_found", "No referral with this identifier.")
     check_move(row.status, to)
     _check_details(row, to, appointment, payment)
+    _check_visit_started(row, to, now)
+    if to == "attended" and not (reason or "").strip():
+        # Attendance comes from the physiotherapist's check-in; by hand it is an override.
+        raise _invalid("reason", "Required when marking a visit attended by hand (an override).")
     values: dict[str, Any] = {"status": to, "updated_at": now}
     show_payments = False
     if appointment is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rehabref.db import Base
 from rehabref.tables import (
+    assignments,
     audit,
     billing,
     care,
@@ -22,11 +23,14 @@ from rehabref.tables import (
     matching,
     operators,
     partners,
+    physio_app,
     referrals,
     rights,
+    scheduling,
 )
 
 __all__ = [
+    "assignments",
     "audit",
     "billing",
     "care",
@@ -42,8 +46,10 @@ __all__ = [
     "metadata",
     "operators",
     "partners",
+    "physio_app",
     "referrals",
     "rights",
+    "scheduling",
 ]
 
 metadata = Base.metadata

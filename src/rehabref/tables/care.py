@@ -36,6 +36,11 @@ class CareSession(Base):
     check_in_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     check_in_lat: Mapped[float | None] = mapped_column(Float, nullable=True)
     check_in_lng: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # The device's reported accuracy (metres) of the check-in and check-out fixes, and why
+    # there is no check-in fix when the device refused one (physiotherapist app).
+    check_in_accuracy_m: Mapped[float | None] = mapped_column(Float, nullable=True)
+    check_in_refusal: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    check_out_accuracy_m: Mapped[float | None] = mapped_column(Float, nullable=True)
     check_out_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     check_out_lat: Mapped[float | None] = mapped_column(Float, nullable=True)
     check_out_lng: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -30,6 +30,8 @@ class Physiotherapist(Base):
     specializations: Mapped[list[str]] = mapped_column(JSON)
     rating: Mapped[float] = mapped_column(Float)
     phone: Mapped[str] = mapped_column(String(20))
+    # Where the physiotherapist app's sign-in links may also go (migration 0023).
+    email: Mapped[str | None] = mapped_column(String(254), nullable=True)
     city: Mapped[str] = mapped_column(String(100))
     # Normalised city (lower case, aliases resolved) used for matching.
     city_key: Mapped[str] = mapped_column(String(100))

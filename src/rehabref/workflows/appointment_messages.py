@@ -136,7 +136,7 @@ async def send_reminder(conn: AsyncConnection, payload: dict[str, Any], now: dat
     """The ``appointment.reminder`` job: only for the visit it was planned for (a visit moved
     or cancelled since then gets no reminder from it)."""
     referral = await lock_referral(conn, str(payload["referral_id"]))
-    if referral is None or referral.status != "booked":
+    if referral is None or referral.status != "booked" or referral.appointment_status != "booked":
         return
     scheduled_at = referral.appointment_scheduled_at
     if scheduled_at is None or iso(scheduled_at) != payload.get("scheduled_at"):

@@ -15,6 +15,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.audit import trail as audit
+from rehabref.care import appointments
 from rehabref.channels.outbox import cancel_waiting
 from rehabref.intake import conversation_store as conversations
 from rehabref.referrals.rows import ReferralRow
@@ -37,8 +38,13 @@ async def move_referral(
     appointment: AppointmentChange | None = None,
     payment: PaymentChange | None = None,
     now: datetime | None = None,
+    attended_via: str = "override",
 ) -> ReferralRow:
-    """Apply one move and record its event; raises ApiError 404, 409 or 422."""
+    """Apply one move and record its event; raises ApiError 404, 409 or 422.
+
+    A move to ``attended`` marks the booked visit attended (``attended_via``: the
+    physiotherapist's check-in, or a coordinator's override with a reason); a referral that
+    ends frees its booked slot."""
     move = await transition(
         conn,
         referral_id=referral_id,
@@ -49,6 +55,18 @@ async def move_referral(
         payment=payment,
         now=now,
     )
+    if to == "attended":
+        await appointments.mark_attended(
+            conn, referral_id=referral_id, via=attended_via, actor=actor, now=move.at
+        )
+    elif to in ENDED:
+        await appointments.release_for_referral(
+            conn,
+            referral_id=referral_id,
+            reason=reason or f"referral {to}",
+            actor=actor,
+            now=move.at,
+        )
     await record_move(conn, move)
     await tell_patient(conn, move)
     await audit.record(conn, audit.entry(actor, "referral.moved", referral_id=referral_id, now=now))

@@ -9,9 +9,9 @@ clinical value is overwritten in place, in one transaction:
   response schemas); surname, phone, e-mail, area, reason, diagnosis and the partner's
   metadata become null; ``erased_at`` is set. Consent evidence (accepted, when, version)
   stays.
-- transitions' reasons and contact tasks' notes: null; assistant answers: null; the
-  conversation's dialogue state: empty; therapy sessions' notes, pain scores, locations and
-  GPS checks: null; assessments (clinical measures only): deleted.
+- transitions' reasons, contact tasks' notes and assignment reasons: null; assistant
+  answers: null; the conversation's dialogue state: empty; therapy sessions' notes, pain
+  scores, locations and GPS checks: null; assessments (clinical measures only): deleted.
 - patient messages both ways (by referral or by the person's address): address and text
   ``[erased]``, unsent ones cancelled.
 - partner events of the referrals: clinical keys removed and any value holding one of the
@@ -43,12 +43,14 @@ from rehabref.events.outbox import envelope
 from rehabref.idempotency.service import stored_body
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import clinical_text
+from rehabref.tables.assignments import PhysioAssignment
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, OutboundMessage
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event
 from rehabref.tables.idempotency import IdempotencyRecord
 from rehabref.tables.intake import AssistantSession, ContactTask, IntakeConversation
 from rehabref.tables.referrals import Referral, ReferralTransition
+from rehabref.tables.scheduling import Appointment
 from rehabref.workflows.consent import withdraw_one
 
 ERASED = "[erased]"
@@ -60,6 +62,8 @@ _tasks = table(ContactTask)
 _assistant = table(AssistantSession)
 _conversations = table(IntakeConversation)
 _sessions = table(CareSession)
+_assignments = table(PhysioAssignment)
+_appointments = table(Appointment)
 _assessments = table(Assessment)
 _outbound = table(OutboundMessage)
 _inbound = table(InboundMessage)
@@ -232,6 +236,10 @@ async def erase_referrals(
     result["contact_tasks"] = await _count(
         conn, update(_tasks).where(_tasks.c.referral_id.in_(ids)).values(note=None)
     )
+    result["physio_assignments"] = await _count(
+        conn,
+        update(_assignments).where(_assignments.c.referral_id.in_(ids)).values(reason=None),
+    )
     result["assistant_sessions"] = await _count(
         conn,
         update(_assistant)
@@ -246,6 +254,10 @@ async def erase_referrals(
     )
     result["therapy_sessions"] = await _count(
         conn, update(_sessions).where(_sessions.c.referral_id.in_(ids)).values(**SESSION_SCRUB)
+    )
+    # Why a visit was moved or cancelled can say something about the person.
+    await conn.execute(
+        update(_appointments).where(_appointments.c.referral_id.in_(ids)).values(change_reason=None)
     )
     result["assessments"] = await _count(
         conn, delete(_assessments).where(_assessments.c.referral_id.in_(ids))

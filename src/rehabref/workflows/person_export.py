@@ -22,8 +22,10 @@ from rehabref.channels.outbox import recipient_ref
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.db import table
+from rehabref.matching.assignments import REASON as ASSIGNMENT_REASON
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import SEALED_COLUMNS, open_text
+from rehabref.tables.assignments import PhysioAssignment
 from rehabref.tables.billing import Payment, PaymentRequest
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, MessageOptOut, OutboundMessage
@@ -32,6 +34,7 @@ from rehabref.tables.events import Event
 from rehabref.tables.intake import AssistantSession, ContactTask, IntakeConversation
 from rehabref.tables.partners import Partner
 from rehabref.tables.referrals import Referral, ReferralTransition
+from rehabref.tables.scheduling import Appointment
 
 _partners = table(Partner)
 _referrals = table(Referral)
@@ -46,6 +49,8 @@ PER_REFERRAL: dict[str, Table] = {
     "assistant_sessions": table(AssistantSession),
     "conversations": table(IntakeConversation),
     "therapy_sessions": table(CareSession),
+    "physio_assignments": table(PhysioAssignment),
+    "appointments": table(Appointment),
     "assessments": table(Assessment),
     "coverage": table(ReferralCoverage),
     "coverage_uses": table(CoverageUse),
@@ -152,6 +157,8 @@ async def export_person(
         item["partner_name"] = partner_names.get(referral["partner_id"])
         for name, rows in sections.items():
             item[name] = [plain_row(r) for r in rows if r["referral_id"] == referral["id"]]
+        for assignment in item["physio_assignments"]:  # the coordinator's reason, opened
+            assignment["reason"] = open_text(ring, ASSIGNMENT_REASON, assignment["reason"])
         documents.append(item)
     return {
         "generated_at": iso(as_utc(now)),

@@ -14,6 +14,8 @@ import matplotlib
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
+from rehabref.money import format_money
+
 _FONTS = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
 _REFERRAL_FIELDS = (
     ("Referred by", "partner_name"),
@@ -30,7 +32,7 @@ _REFERRAL_FIELDS = (
     ("Consent given", "consent_accepted_at"),
     ("Consent withdrawn", "consent_withdrawn_at"),
     ("Appointment", "appointment_scheduled_at"),
-    ("Payment (kobo)", "payment_amount_minor"),
+    ("Payment", "payment_amount_minor"),
 )
 
 
@@ -59,6 +61,8 @@ def export_pdf(document: dict[str, Any]) -> bytes:
         _text(pdf, f"Referral {number} ({referral['id']})", bold=True, size=12)
         for label, key in _REFERRAL_FIELDS:
             value = referral.get(key)
+            if key == "payment_amount_minor" and value is not None:
+                value = format_money(value, referral.get("payment_currency") or "NGN")
             if value is not None:
                 _text(pdf, f"{label}: {value}")
         for move in referral["transitions"]:

@@ -28,6 +28,8 @@ async def complete_session(
     check_out_lat: float | None,
     check_out_lng: float | None,
     actor: str,
+    check_out_accuracy_m: float | None = None,
+    check_out_refused: bool = False,
 ) -> Row[Any]:
     done = await sessions.complete_session(
         conn,
@@ -39,6 +41,8 @@ async def complete_session(
         check_out_lat=check_out_lat,
         check_out_lng=check_out_lng,
         actor=actor,
+        check_out_accuracy_m=check_out_accuracy_m,
+        check_out_refused=check_out_refused,
     )
     await consume_session(conn, referral_id=done.referral_id, coverage=coverage, session_id=done.id)
     return done

@@ -1,0 +1,1 @@
+"""Edge: the physiotherapist app (/app): sign-in by one-time link, visits, check-in/out."""

@@ -1,0 +1,94 @@
+"""Booking a visit into a free slot, moving it, cancelling it: the appointment (care), the
+referral's move and its ``appointment.booked`` event (referral core, events), and the messages
+to the patient and the physiotherapist, in one transaction.
+
+A booking is a move to ``booked`` (or ``booked -> booked`` for a reschedule or a rebooking
+after a cancelled visit), so partners see exactly the events they saw before, now for a slot
+the physiotherapist offered.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.care import appointments
+from rehabref.referrals.transitions import AppointmentChange
+from rehabref.workflows import moves
+from rehabref.workflows.physio_messages import visit_booked, visit_cancelled
+
+
+async def book_visit(
+    conn: AsyncConnection,
+    *,
+    referral_id: str,
+    physio_id: str | None,
+    starts_at: datetime,
+    care_mode: str,
+    actor: str,
+    reason: str | None,
+    now: datetime,
+) -> Row[Any]:
+    appointment = await appointments.book(
+        conn,
+        referral_id=referral_id,
+        physio_id=physio_id,
+        starts_at=starts_at,
+        care_mode=care_mode,
+        actor=actor,
+        now=now,
+    )
+    await _move_to_booked(conn, appointment, actor=actor, reason=reason, now=now)
+    await visit_booked(conn, appointment, now=now)
+    return appointment
+
+
+async def reschedule_visit(
+    conn: AsyncConnection,
+    *,
+    appointment_id: str,
+    starts_at: datetime,
+    reason: str,
+    actor: str,
+    now: datetime,
+) -> Row[Any]:
+    appointment = await appointments.reschedule(
+        conn,
+        appointment_id=appointment_id,
+        starts_at=starts_at,
+        reason=reason,
+        actor=actor,
+        now=now,
+    )
+    await _move_to_booked(conn, appointment, actor=actor, reason=reason, now=now)
+    await visit_booked(conn, appointment, now=now)
+    return appointment
+
+
+async def cancel_visit(
+    conn: AsyncConnection, *, appointment_id: str, reason: str, actor: str, now: datetime
+) -> Row[Any]:
+    appointment = await appointments.cancel(
+        conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now
+    )
+    await visit_cancelled(conn, appointment, now=now)
+    return appointment
+
+
+async def _move_to_booked(
+    conn: AsyncConnection, appointment: Row[Any], *, actor: str, reason: str | None, now: datetime
+) -> None:
+    await moves.move_referral(
+        conn,
+        referral_id=appointment.referral_id,
+        to="booked",
+        actor=actor,
+        reason=reason,
+        appointment=AppointmentChange(
+            scheduled_at=appointment.starts_at, care_mode=appointment.care_mode
+        ),
+        now=now,
+    )

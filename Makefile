@@ -50,6 +50,7 @@ bench: install
 	$(BIN)/python -m bench.fairness
 	$(BIN)/python -m bench.messages
 	$(BIN)/python -m bench.scale
+	$(BIN)/python -m bench.matching
 
 docs: install clients
 	$(BIN)/python -m rehabref.openapi.markdown > docs/api.md

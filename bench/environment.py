@@ -6,11 +6,15 @@ import asyncio
 import os
 import secrets
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 
 from rehabref.config import load_settings
@@ -68,3 +72,30 @@ def onboard(url: str, name: str = "Bench Clinic") -> dict[str, Any]:
             await db.dispose()
 
     return asyncio.run(work())
+
+
+def serve_api(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
+    """``rehabref serve --workers 2 --no-worker`` (two API processes), once it is ready."""
+    argv = [sys.executable, "-m", "rehabref.cli", "serve", "--workers", "2", "--no-worker"]
+    process = subprocess.Popen(
+        argv,
+        env={**env, "REHABREF_PORT": str(port)},
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited, see {log}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("server did not start")
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]

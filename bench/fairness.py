@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from bench.deliveries import _arrived, _start_receiver, _stop, _workers
-from bench.environment import free_port, fresh_database, onboard
+from bench.environment import free_port, fresh_database, onboard, percentile, serve_api
 
 
 class HangingServer:
@@ -70,27 +70,6 @@ class HangingServer:
 
     def close(self) -> None:
         self._sock.close()
-
-
-def _serve(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
-    argv = [sys.executable, "-m", "rehabref.cli", "serve", "--workers", "2", "--no-worker"]
-    process = subprocess.Popen(
-        argv,
-        env={**env, "REHABREF_PORT": str(port)},
-        stdout=log.open("ab"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited, see {log}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("server did not start")
 
 
 def _register(http: httpx.Client, key: str, url: str) -> str:
@@ -161,11 +140,6 @@ async def _waits(url: str, endpoint_id: str) -> tuple[list[float], int]:
     return waits, sum(1 for _, first in rows if first is None)
 
 
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--referrals", type=int, default=300)
@@ -187,7 +161,7 @@ def main() -> None:
                 "REHABREF_RATE_LIMIT": "100000/second",
                 "REHABREF_LOG_LEVEL": "WARNING",
             }
-            processes.append(_serve(env, api_port, work / "api.log"))
+            processes.append(serve_api(env, api_port, work / "api.log"))
             with httpx.Client(base_url=f"http://127.0.0.1:{api_port}", timeout=30) as http:
                 for path in ("/a", "/b", "/c"):
                     _register(
@@ -239,7 +213,7 @@ def main() -> None:
         "good_created_events_delivered": len(latencies),
         "good_deliveries_attempted": len(waits),
         "good_latency_p50_s": round(statistics.median(latencies), 3),
-        "good_latency_p99_s": round(_percentile(latencies, 0.99), 3),
+        "good_latency_p99_s": round(percentile(latencies, 0.99), 3),
         "good_latency_max_s": round(max(latencies), 3),
         "max_unattempted_wait_s": round(max(waits), 3),
         "never_attempted": never,

@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from bench.environment import free_port, fresh_database, onboard
+from bench.environment import free_port, fresh_database, onboard, percentile
 
 PROVIDER_LATENCY_SECONDS = 0.05
 PHONE_NUMBER_ID = "106540352242922"
@@ -138,11 +138,6 @@ def _wait_all(port: int, phones: list[str], timeout: float = 600) -> dict[str, f
         time.sleep(0.25)
 
 
-def _percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--messages", type=int, default=2000)
@@ -227,7 +222,7 @@ def main() -> None:
         "messages_per_s_1_worker": round(per_second, 1),
         "referrals": args.referrals,
         "create_to_first_message_p50_ms": round(statistics.median(latencies), 1),
-        "create_to_first_message_p99_ms": round(_percentile(latencies, 0.99), 1),
+        "create_to_first_message_p99_ms": round(percentile(latencies, 0.99), 1),
     }
     print(json.dumps(result, indent=2))
     print(f"logs: {work}", file=sys.stderr)

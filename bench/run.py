@@ -315,12 +315,12 @@ def print_table(results: list[Measurement]) -> None:
             continue
         print(f"{backend}: yardstick (mean of before and after) = {bare:.0f} req/s")
         for label in ("reference one-insert app", "create referral", "get by id", "list by status"):
-            m = next(
+            found = next(
                 (m for m in results if m.name == f"{backend}: {label}" and m.connections == 64),
                 None,
             )
-            if m is not None:
-                print(f"{backend}: {label} / bare = {m.requests_per_s / bare:.3f}")
+            if found is not None:
+                print(f"{backend}: {label} / bare = {found.requests_per_s / bare:.3f}")
 
 
 def main() -> None:

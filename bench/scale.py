@@ -254,15 +254,15 @@ def _table_bytes(url: str) -> int:
 
 def _statements() -> dict[str, tuple[str, tuple[str, ...]]]:
     """SQL text and parameter names of the list-by-status and lookup-by-external_ref
-    statements of ``rehabref.referrals.service``, as the hot path compiles them."""
+    statements of ``rehabref.referrals.store``, as the hot path compiles them."""
     from sqlalchemy.dialects.postgresql.asyncpg import dialect
 
-    from rehabref.referrals import service
+    from rehabref.referrals import store
 
     found = {}
     for name, statement in (
-        ("list", service._list_statement((True, False, False, False))),
-        ("lookup", service._BY_EXTERNAL_REF),
+        ("list", store._list_statement((True, False, False, False))),
+        ("lookup", store._BY_EXTERNAL_REF),
     ):
         compiled = statement.compiled(dialect())  # type: ignore[no-untyped-call]
         found[name] = (compiled.sql, compiled.names)

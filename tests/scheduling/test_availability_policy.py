@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rehabref.care.availability import (
     DaysOff,
@@ -97,3 +99,27 @@ def test_window_validation_and_overlap():
     assert overlapping([MORNING, WeeklyWindow(0, 12 * 60, 14 * 60, 60)])
     assert not overlapping([MORNING, WeeklyWindow(0, 13 * 60, 14 * 60, 60)])
     assert not overlapping([MORNING, WeeklyWindow(1, 9 * 60, 12 * 60, 60)])
+
+
+@given(
+    taken_hours=st.sets(st.sampled_from([8, 9, 10])),
+    cap=st.none() | st.integers(min_value=1, max_value=3),
+    holiday=st.booleans(),
+    now_offset_hours=st.integers(min_value=-200, max_value=40),
+    span_hours=st.integers(min_value=1, max_value=72),
+)
+def test_has_free_slot_agrees_with_free_slots(
+    taken_hours, cap, holiday, now_offset_hours, span_hours
+):
+    """Matching's short-circuit answers exactly what listing the free slots would."""
+    window = WeeklyWindow(0, 9 * 60, 12 * 60 + 30, 60, max_visits=cap)
+    taken = [utc(MONDAY, hour) for hour in taken_hours]
+    off = (
+        [DaysOff(starts_on=MONDAY, ends_on=MONDAY, kind="leave", reason="Leave")] if holiday else []
+    )
+    plan = schedule(windows=[window], taken=taken, per_day={MONDAY: len(taken)}, days_off=off)
+    start = utc(MONDAY, 0) - timedelta(hours=12)
+    end = start + timedelta(hours=span_hours)
+    now = utc(MONDAY, 0) + timedelta(hours=now_offset_hours)
+    listed = plan.free_slots(start=start, end=end, now=now)
+    assert plan.has_free_slot(start=start, end=end, now=now) == bool(listed)

@@ -141,6 +141,16 @@ class Schedule:
             day += timedelta(days=1)
         return free
 
+    def has_free_slot(self, *, start: datetime, end: datetime, now: datetime) -> bool:
+        """Whether any slot in [start, end) is free: ``free_slots`` that stops at the first."""
+        earliest = max(as_utc(start), as_utc(now) + LEAD_TIME)
+        day = local_day(start) - timedelta(days=1)
+        while day <= local_day(end):
+            if any(earliest <= slot.starts_at < as_utc(end) for slot in self._open_slots(day)):
+                return True
+            day += timedelta(days=1)
+        return False
+
     def _open_slots(self, day: date) -> list[Slot]:
         if day_off(self.days_off, day) is not None:
             return []

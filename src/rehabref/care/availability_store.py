@@ -130,28 +130,60 @@ async def schedule_of(
     conn: AsyncConnection, *, physio_id: str, start: datetime, end: datetime
 ) -> Schedule:
     """The physiotherapist's schedule with the visits booked between ``start`` and ``end``."""
-    windows = tuple(window_of(row) for row in await windows_of(conn, physio_id))
-    days_off = tuple(
-        _days_off(row)
-        for row in await days_off_rows(
-            conn, physio_id=physio_id, since=local_day(start) - timedelta(days=1)
+    schedules = await schedules_of(conn, physio_ids=[physio_id], start=start, end=end)
+    return schedules[physio_id]
+
+
+async def schedules_of(
+    conn: AsyncConnection, *, physio_ids: Sequence[str], start: datetime, end: datetime
+) -> dict[str, Schedule]:
+    """Each physiotherapist's schedule between ``start`` and ``end``: three queries whatever
+    the number of physiotherapists (matching asks about every candidate at once)."""
+    ids = list(dict.fromkeys(physio_ids))
+    windows: dict[str, list[WeeklyWindow]] = {physio_id: [] for physio_id in ids}
+    window_rows = await conn.execute(
+        select(rules)
+        .where(rules.c.physio_id.in_(ids))
+        .order_by(rules.c.physio_id, rules.c.weekday, rules.c.start_minute)
+    )
+    for row in window_rows:
+        windows[row.physio_id].append(window_of(row))
+    since = local_day(start) - timedelta(days=1)
+    off_rows = await conn.execute(
+        select(exceptions)
+        .where(
+            or_(exceptions.c.physio_id.is_(None), exceptions.c.physio_id.in_(ids)),
+            exceptions.c.ends_on >= since,
+        )
+        .order_by(exceptions.c.starts_on, exceptions.c.id)
+    )
+    public: list[DaysOff] = []
+    own: dict[str, list[DaysOff]] = {physio_id: [] for physio_id in ids}
+    for row in off_rows:
+        (public if row.physio_id is None else own[row.physio_id]).append(_days_off(row))
+    booked_rows = await conn.execute(
+        select(appointments.c.physio_id, appointments.c.starts_at).where(
+            appointments.c.physio_id.in_(ids),
+            appointments.c.status.in_(HOLDING),
+            appointments.c.starts_at >= as_utc(start) - timedelta(days=1),
+            appointments.c.starts_at < as_utc(end) + timedelta(days=1),
         )
     )
-    booked = (
-        await conn.execute(
-            select(appointments.c.starts_at).where(
-                appointments.c.physio_id == physio_id,
-                appointments.c.status.in_(HOLDING),
-                appointments.c.starts_at >= as_utc(start) - timedelta(days=1),
-                appointments.c.starts_at < as_utc(end) + timedelta(days=1),
-            )
+    taken: dict[str, set[datetime]] = {physio_id: set() for physio_id in ids}
+    for physio_id, when in booked_rows:
+        taken[physio_id].add(as_utc(when))
+    schedules = {}
+    for physio_id in ids:
+        per_day: dict[date, int] = {}
+        for when in taken[physio_id]:
+            per_day[local_day(when)] = per_day.get(local_day(when), 0) + 1
+        schedules[physio_id] = Schedule(
+            windows=tuple(windows[physio_id]),
+            days_off=tuple(public + own[physio_id]),
+            taken=frozenset(taken[physio_id]),
+            visits_per_day=per_day,
         )
-    ).scalars()
-    taken = frozenset(as_utc(when) for when in booked)
-    per_day: dict[date, int] = {}
-    for when in taken:
-        per_day[local_day(when)] = per_day.get(local_day(when), 0) + 1
-    return Schedule(windows=windows, days_off=days_off, taken=taken, visits_per_day=per_day)
+    return schedules
 
 
 class FreeSlotFinder:
@@ -169,11 +201,10 @@ class FreeSlotFinder:
                 select(rules.c.physio_id).where(rules.c.physio_id.in_(physio_ids)).distinct()
             )
         ).scalars()
-        full: set[str] = set()
-        for physio_id in published:
-            schedule = await schedule_of(
-                conn, physio_id=physio_id, start=now, end=now + MATCHING_HORIZON
-            )
-            if not schedule.free_slots(start=now, end=now + MATCHING_HORIZON, now=now):
-                full.add(physio_id)
-        return full
+        end = now + MATCHING_HORIZON
+        schedules = await schedules_of(conn, physio_ids=list(published), start=now, end=end)
+        return {
+            physio_id
+            for physio_id, schedule in schedules.items()
+            if not schedule.has_free_slot(start=now, end=end, now=now)
+        }

@@ -16,13 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.billing.schemas import pay_url
 from rehabref.billing.store import requests_of_referral
+from rehabref.care.appointments import UNBOOKABLE
 from rehabref.channels.timeline import timeline
 from rehabref.clock import as_utc, utcnow
 from rehabref.console import queries, referral_queries
 from rehabref.console.render import page
 from rehabref.console.session import Signed
 from rehabref.console.slot_board import (
-    BOOKABLE_STATUSES,
     MODE_LABELS,
     WEEKS_AHEAD,
     lagos_time,
@@ -145,7 +145,7 @@ async def render_referral(
             "slot_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, APPOINTMENT_MODES[None])),
             "mode_labels": MODE_LABELS,
             "board": board,
-            "can_book": row.status in BOOKABLE_STATUSES and board.booked is None,
+            "can_book": row.status not in UNBOOKABLE and board.booked is None,
             "lagos_time": lagos_time,
             "weeks_ahead": WEEKS_AHEAD,
             "transitions": transitions,

@@ -18,7 +18,6 @@ from rehabref.care.availability_store import schedule_of, windows_of
 from rehabref.clock import as_utc, iso
 
 WEEKS_AHEAD = 8  # how far "Show next week" goes
-BOOKABLE_STATUSES = frozenset({"received", "contact_pending", "assistant_started", "booked"})
 MODE_LABELS = {"face_to_face": "in person", "remote": "video session"}
 
 

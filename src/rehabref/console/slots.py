@@ -31,22 +31,23 @@ def _starts_at(form: Any) -> datetime:
     try:
         return parse_time(str(form.get("starts_at") or ""))
     except ValueError:
-        raise ApiError(
-            422, "validation_error", "Choose one of the free slots.", fields={"starts_at": "?"}
-        ) from None
+        message = "Choose one of the free slots."
+        raise ApiError(422, "validation_error", message, fields={"starts_at": message}) from None
 
 
 def _reason(form: Any) -> str:
     reason = form_text(form, "reason", 500)
     if not reason:
-        raise ApiError(422, "validation_error", "Write the reason.", fields={"reason": "?"})
+        message = "Write the reason."
+        raise ApiError(422, "validation_error", message, fields={"reason": message})
     return reason
 
 
 async def _refused(
     request: Request[Any, Any, Any], posted: Posted, referral_id: str, exc: ApiError
 ) -> Template:
-    detail = "; ".join(v for v in exc.fields.values() if v not in exc.message and v != "?")
+    # Field messages that only repeat the message (a taken slot's reason) are not repeated.
+    detail = "; ".join(v for v in exc.fields.values() if v not in exc.message)
     return await render_referral(
         request,
         posted.signed,

@@ -44,6 +44,7 @@ METADATA_VALUE = "LOGCANARY-META"
         ("bearer abc.def.ghi", "abc.def.ghi"),
         ("GET /a/ast_01abcdefghjkmnpqrstvwxyz01.1795392563.ZOlNrANJUNM", "ZOlNrANJUNM"),
         ("http://host/a/ast_01abcdefghjkmnpqrstvwxyz01.1.sig", "ast_01abcdefghjkmnpqrstvwxyz01"),
+        ("GET http://host/calendar/3q2-7wAbCdEfGhIjKlMnOpQrStUvWxYz_0123456789.ics", "3q2-7wAb"),
         ("mail amaka@example.com now", "amaka@example.com"),
         ("mail first.last+tag@sub.example.co.uk", "first.last+tag@sub.example.co.uk"),
         ("call +2348031234567", "+2348031234567"),

@@ -30,11 +30,11 @@ from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
 from rehabref.openapi import reference_page
 from rehabref.ops import audit_endpoints as audit_ops_endpoints
+from rehabref.ops import calendar_feed_endpoints, matching_endpoints, scheduling_endpoints
 from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import commission_endpoints as commission_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
-from rehabref.ops import matching_endpoints, scheduling_endpoints
 from rehabref.ops import payment_endpoints as payment_ops_endpoints
 from rehabref.ops import rights_endpoints as rights_ops_endpoints
 from rehabref.pages import assistant as intake_pages
@@ -43,6 +43,7 @@ from rehabref.pages import referral_link as link_pages
 from rehabref.pages import tracking as tracking_pages
 from rehabref.pages import withdrawal as withdrawal_pages
 from rehabref.partners.auth import Authenticator
+from rehabref.physio_app import calendar_pages as physio_calendar_pages
 from rehabref.physio_app import pages as physio_pages
 from rehabref.plain_asgi import PlainRouter
 from rehabref.provider_webhooks import paystack as paystack_webhooks
@@ -128,6 +129,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             *sandbox_checkout.ROUTES,
             *console_routes.ROUTES,
             *physio_pages.ROUTES,
+            *physio_calendar_pages.ROUTES,
             *openapi_document.ROUTES,
             *reference_page.ROUTES,
         ],
@@ -159,6 +161,7 @@ JSON_ROUTES = [
     *matching_endpoints.ROUTES,
     *care_ops_endpoints.ROUTES,
     *scheduling_endpoints.ROUTES,
+    *calendar_feed_endpoints.ROUTES,
     *event_ops_endpoints.ROUTES,
     *audit_ops_endpoints.ROUTES,
     *rights_ops_endpoints.ROUTES,

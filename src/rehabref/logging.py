@@ -33,8 +33,13 @@ _PATTERNS: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
     ),
     (("whsec_",), re.compile(r"\bwhsec_(test|live)_[A-Za-z0-9_\-]+"), r"whsec_\1_[redacted]"),
     ((), re.compile(r"(?i)bearer\s+\S+"), "Bearer [redacted]"),
-    # Bearer links: assistant sessions, discharge-summary PDFs, hosted referral forms.
-    ((), re.compile(r"/(a|intake|i|reports/pdf|r)/[A-Za-z0-9_\-.]{16,}"), r"/\1/[redacted]"),
+    # Bearer links: assistant sessions, discharge-summary PDFs, hosted referral forms,
+    # physiotherapists' calendar feeds.
+    (
+        (),
+        re.compile(r"/(a|intake|i|reports/pdf|r|calendar)/[A-Za-z0-9_\-.]{16,}"),
+        r"/\1/[redacted]",
+    ),
     (("op_",), re.compile(r"\bop_[A-Za-z0-9_\-]{20,}"), "op_[redacted]"),  # operator tokens
     (("pa_",), re.compile(r"\bpa_[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+"), "pa_[redacted]"),  # pre-auth
     (("@",), re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}"), "[email]"),

@@ -111,38 +111,3 @@ def test_check_in_needs_a_position_or_the_devices_refusal(server, sql, world):
             {"s": world["appointment"]["session_id"]},
         ).one()
     assert tuple(row) == ("in_progress", None, "the device refused location access")
-
-
-FEED = re.compile(r'value="(https?://[^"]+/cal/[^"]+)"')
-
-
-def _new_feed(http: httpx.Client) -> str:
-    page = http.get("/app/calendar")
-    made = http.post("/app/calendar", data={"csrf_token": csrf(page), "action": "new"})
-    assert made.status_code == 200
-    found = FEED.search(made.text)
-    assert found, made.text
-    return found.group(1)
-
-
-def test_the_calendar_feed_is_secret_minimal_and_revocable(server, sql, world):
-    http = signed_in(server, sql, world["physio"]["phone"])
-    url = _new_feed(http)
-    path = url[url.index("/cal/") :]
-    feed = httpx.get(server.base_url + path)
-    assert feed.status_code == 200
-    assert feed.headers["content-type"].startswith("text/calendar")
-    body = feed.text
-    assert body.startswith("BEGIN:VCALENDAR\r\n") and body.endswith("END:VCALENDAR\r\n")
-    assert f"UID:{world['appointment']['appointment_id']}@" in body
-    assert "SUMMARY:Visit: Ngozi (Ikeja)" in body and "Eze" not in body
-    assert path.rsplit("/", 1)[1] not in server.logs()
-
-    replaced = _new_feed(http)
-    assert httpx.get(server.base_url + path).status_code == 404  # the old address stops
-    page = http.get("/app/calendar")
-    assert (
-        http.post("/app/calendar", data={"csrf_token": csrf(page), "action": "off"}).status_code
-        == 200
-    )
-    assert httpx.get(server.base_url + replaced[replaced.index("/cal/") :]).status_code == 404

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rehabref.physio_app.calendar import escape, fold
+from rehabref.care.ical_text import escape, fold
 
 
 def test_text_is_escaped():

@@ -1,5 +1,6 @@
-"""The public pages (``/track/...``, ``/a/...``) on servers started with small limits and an
-https public address: per-IP page limits, and ``Strict-Transport-Security`` when https."""
+"""The public pages (``/track/...``, ``/a/...``, ``/calendar/...``) on servers started with
+small limits and an https public address: per-IP page limits, and
+``Strict-Transport-Security`` when https."""
 
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ def _client_address() -> str:
         ("GET", "/track/not-a-code"),
         ("GET", "/a/not.a.token"),
         ("POST", "/a/not.a.token"),
+        ("GET", "/calendar/not-a-feed-token-at-all.ics"),
     ],
 )
 def test_public_pages_are_limited_per_client_address(

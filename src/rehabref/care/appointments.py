@@ -35,6 +35,8 @@ from rehabref.tables.referrals import Referral
 _physios = table(Physiotherapist)
 _referrals = table(Referral)
 SESSION_TYPE = "Home or clinic visit"
+# Referral statuses past booking: a visit is no longer booked for them.
+UNBOOKABLE = frozenset({"closed", "cancelled", "attended", "paid"})
 MODALITY_OF = {"face_to_face": "home_visit", "remote": "remote"}
 
 
@@ -116,7 +118,7 @@ async def book(
     referral = await lock_referral(conn, referral_id)
     if referral is None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
-    if referral.status in {"closed", "cancelled", "attended", "paid"}:
+    if referral.status in UNBOOKABLE:
         raise ApiError(
             409, "invalid_transition", f"A referral in status {referral.status} cannot be booked."
         )

@@ -155,3 +155,16 @@ class AppointmentRecord(BaseModel):
 
 class AppointmentList(BaseModel):
     data: list[AppointmentRecord]
+
+
+class CalendarFeedRecord(BaseModel):
+    physio_id: str = Field(examples=["phy_01m809eknq9reqrh1q9yd8kast"])
+    url: str = Field(
+        description="The feed's secret address, shown this once (only its digest is kept).",
+        examples=["http://127.0.0.1:8000/calendar/3q2-7wEXAMPLEexampleEXAMPLEexampleEXAMPLE12.ics"],
+    )
+    created_at: str = Field(examples=["2026-11-24T19:30:00.000Z"])
+    replaced_previous: bool = Field(
+        description="Whether a feed was on before (its address stopped working).",
+        examples=[False],
+    )

@@ -16,11 +16,19 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.billing.schemas import pay_url
 from rehabref.billing.store import requests_of_referral
+from rehabref.care.appointments import UNBOOKABLE
 from rehabref.channels.timeline import timeline
 from rehabref.clock import as_utc, utcnow
 from rehabref.console import queries, referral_queries
 from rehabref.console.render import page
 from rehabref.console.session import Signed
+from rehabref.console.slot_board import (
+    MODE_LABELS,
+    WEEKS_AHEAD,
+    lagos_time,
+    slot_board,
+    week_of,
+)
 from rehabref.db import table
 from rehabref.matching.assignments import assignments_of
 from rehabref.matching.roster import in_scope
@@ -100,6 +108,9 @@ async def render_referral(
         physio = await referral_queries.physio(conn, row.assigned_physio_id)
         assignments = await assignments_of(conn, ring=ring, referral_id=referral_id)
         actions = await referral_queries.coordinator_actions(conn, referral_id)
+        board = await slot_board(
+            conn, row, week=week_of(request.query_params.get("week")), now=utcnow()
+        )
         wanted_city = request.query_params.get("pcity", row.patient_city)
         wanted_spec = request.query_params.get("pspec") or None
         wanted_spec = wanted_spec if wanted_spec in SPECIALIZATIONS else None
@@ -131,6 +142,12 @@ async def render_referral(
             and as_utc(row.appointment_scheduled_at) > utcnow(),
             "moves": [(move, MOVE_LABELS[move]) for move in moves],
             "appointment_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, frozenset())),
+            "slot_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, APPOINTMENT_MODES[None])),
+            "mode_labels": MODE_LABELS,
+            "board": board,
+            "can_book": row.status not in UNBOOKABLE and board.booked is None,
+            "lagos_time": lagos_time,
+            "weeks_ahead": WEEKS_AHEAD,
             "transitions": transitions,
             "events": events,
             "tasks": tasks,

@@ -44,6 +44,9 @@ NOTICES = {
     "unmatched": "No physiotherapist fits now: an unmatched task is open; assign one by hand.",
     "assigned": "Physiotherapist assigned: the partner is told.",
     "statement_settled": "Statement settled: the partner is told by webhook.",
+    "slot_booked": "Visit booked: the patient and the physiotherapist are told.",
+    "slot_rescheduled": "Visit moved: the patient and the physiotherapist are told.",
+    "slot_cancelled": "Visit cancelled: the slot is free again.",
 }
 
 

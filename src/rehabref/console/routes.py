@@ -11,6 +11,7 @@ from rehabref.console import (
     payments,
     queues,
     referral,
+    slots,
     workqueues,
 )
 
@@ -21,6 +22,7 @@ ROUTES = [
     *queues.ROUTES,
     *workqueues.ROUTES,
     *care_forms.ROUTES,
+    *slots.ROUTES,
     *audit_page.ROUTES,
     *payments.ROUTES,
     *commission.ROUTES,

@@ -34,6 +34,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *matching_docs.OPERATIONS,
     *care_docs.OPERATIONS,
     *scheduling_docs.OPERATIONS,
+    *scheduling_docs.FEED_OPERATIONS,
     *audit_docs.OPERATIONS,
 )
 

@@ -12,6 +12,7 @@ from rehabref.care.scheduling_schemas import (
     Availability,
     AvailabilityIn,
     BookingIn,
+    CalendarFeedRecord,
     CancelIn,
     DaysOffIn,
     DaysOffRecord,
@@ -184,7 +185,40 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 
+_FEED = "/api/v1/ops/physiotherapists/{physio_id}/calendar-feed"
+FEED_OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        operation_id="opsCreateCalendarFeed",
+        method="post",
+        paths=(_FEED,),
+        summary="A new secret calendar feed URL for a physiotherapist",
+        description=(
+            "An iCalendar (RFC 5545) feed of the physiotherapist's visits at "
+            "`/calendar/{token}.ics` (256 random bits; only a digest is stored). The URL is "
+            "in this answer once; the physiotherapist's previous feed stops working. Events "
+            "carry the patient's first name, area and care mode only. " + _AUTH
+        ),
+        tag="ops",
+        parameters=[_path("physio_id")],
+        responses={
+            201: ("The feed URL, shown once.", CalendarFeedRecord, REQUEST_ID),
+            **errors(401, 404),
+        },
+    ),
+    Operation(
+        operation_id="opsRevokeCalendarFeed",
+        method="delete",
+        paths=(_FEED,),
+        summary="Revoke a physiotherapist's calendar feed",
+        description="The feed URL answers 404 from now on (204 also when none was on). " + _AUTH,
+        tag="ops",
+        parameters=[_path("physio_id")],
+        responses={204: ("Revoked.", None, REQUEST_ID), **errors(401, 404)},
+    ),
+)
+
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
+    CalendarFeedRecord,
     AvailabilityIn,
     Availability,
     DaysOffIn,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from litestar import Request, Response, get, post
 from litestar.response import Redirect, Template
@@ -24,62 +23,21 @@ from rehabref.errors import ApiError
 from rehabref.pages import form_tokens
 from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
-from rehabref.physio_app import auth, calendar, visits
+from rehabref.physio_app import auth, visits
 from rehabref.physio_app.forms import check_in_fields, completion_fields, normalise_phone
-from rehabref.services import Services, services_of
+from rehabref.physio_app.page_kit import MODES
+from rehabref.physio_app.page_kit import csrf as _csrf
+from rehabref.physio_app.page_kit import csrf_ok as _csrf_ok
+from rehabref.physio_app.page_kit import page as _page
+from rehabref.physio_app.page_kit import secure as _secure
+from rehabref.physio_app.page_kit import see_other as _see_other
+from rehabref.physio_app.page_kit import signed_in as _signed_in
+from rehabref.services import services_of
 from rehabref.workflows.sessions import complete_session
 from rehabref.workflows.visits import check_in
 
 PATH = "/app"
 LOGIN_COOKIE = "rr_physio_login"
-HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "
-    "script-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",
-    "X-Robots-Tag": "noindex",
-    "Permissions-Policy": "geolocation=(self)",
-}
-MODES = {"home_visit": "Home visit", "in_clinic": "At the clinic", "remote": "Video session"}
-
-
-def _secure(services: Services) -> bool:
-    return services.settings.base_url.startswith("https://")
-
-
-def _page(template: str, status: int = 200, **context: Any) -> Template:
-    return Template(
-        template_name=f"physio/{template}.html",
-        context=context,
-        status_code=status,
-        headers=HEADERS,
-    )
-
-
-def _see_other(path: str, **extra: Any) -> Redirect:
-    return Redirect(path=path, status_code=303, headers=HEADERS, **extra)
-
-
-def _csrf(services: Services, who: auth.SignedIn) -> str:
-    return form_tokens.issue(services.box, purpose="physio-app", binding=who.session_digest)
-
-
-def _csrf_ok(services: Services, who: auth.SignedIn, form: Any) -> bool:
-    return (
-        form_tokens.check(
-            services.box,
-            purpose="physio-app",
-            binding=who.session_digest,
-            token=form.get(form_tokens.FIELD),
-            max_age=auth.SESSION_SECONDS,
-        )
-        is not None
-    )
-
-
-async def _signed_in(request: Request[Any, Any, Any]) -> auth.SignedIn | None:
-    async with services_of(request).db.read() as conn:
-        return await auth.session_of(conn, request.cookies.get(auth.COOKIE), utcnow())
 
 
 def local(when: datetime) -> str:
@@ -347,61 +305,6 @@ async def complete_visit(request: Request[Any, Any, Any], session_id: str) -> Te
     return _see_other(PATH)
 
 
-# Calendar feed ---------------------------------------------------------------------------
-
-
-@get("/app/calendar", include_in_schema=False)
-async def calendar_page(request: Request[Any, Any, Any]) -> Template | Redirect:
-    who = await _signed_in(request)
-    if who is None:
-        return _see_other("/app/sign-in")
-    async with services_of(request).db.read() as conn:
-        active = await calendar.has_feed(conn, who.physio_id)
-    return _page("calendar", active=active, url=None, csrf=_csrf(services_of(request), who))
-
-
-@post("/app/calendar", include_in_schema=False, status_code=200)
-async def change_calendar(request: Request[Any, Any, Any]) -> Template | Redirect:
-    """``action=new``: a new feed URL (the old one stops working); ``off``: no feed."""
-    who = await _signed_in(request)
-    if who is None:
-        return _see_other("/app/sign-in")
-    services = services_of(request)
-    form = await posted_form(request)
-    if not _csrf_ok(services, who, form):
-        return _page("message", 403, title="Form expired", text="Reload the page and try again.")
-    now = utcnow()
-    url = None
-    async with services.db.write() as conn:
-        if form.get("action") == "new":
-            secret = await calendar.new_feed(conn, physio_id=who.physio_id, now=now)
-            url = f"{services.settings.base_url}/cal/{secret}"
-        else:
-            await calendar.revoke(conn, physio_id=who.physio_id, now=now)
-        await record(conn, entry(who.actor, "calendar_feed.changed", subject=who.physio_id))
-    return _page("calendar", active=url is not None, url=url, csrf=_csrf(services, who))
-
-
-@get("/cal/{secret:str}", include_in_schema=False)
-async def calendar_feed(request: Request[Any, Any, Any], secret: str) -> Response[bytes]:
-    services = services_of(request)
-    now = utcnow()
-    async with services.db.read() as conn:
-        physio_id = await calendar.feed_owner(conn, secret)
-        if physio_id is None:
-            return Response(content=b"Not found\n", status_code=404, media_type="text/plain")
-        name = await auth.physio_name(conn, physio_id)
-        rows = await calendar.visits_for_feed(conn, physio_id=physio_id, now=now)
-    await record_read(services.db, entry(f"physio:{physio_id}", "calendar_feed.read"))
-    host = urlsplit(services.settings.base_url).hostname or "rehabref"
-    body = calendar.render(rows, name=name, now=now, host=host)
-    return Response(
-        content=body.encode(),
-        media_type="text/calendar; charset=utf-8",
-        headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
-    )
-
-
 GEO_JS = (Path(__file__).parent / "geo.js").read_bytes()
 
 
@@ -416,9 +319,6 @@ async def geo_script() -> Response[bytes]:
 
 ROUTES = [
     geo_script,
-    calendar_page,
-    change_calendar,
-    calendar_feed,
     sign_in_form,
     ask_for_link,
     open_link,

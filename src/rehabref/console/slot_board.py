@@ -1,0 +1,91 @@
+"""The slot part of the console's referral page: the free slots of the referral's
+physiotherapist, a week at a time in Lagos time (the physiotherapists' windows are Lagos
+time), and the referral's appointments. Read only; the forms are ``console/slots.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+from typing import Any
+
+from sqlalchemy import Row
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from rehabref.care import appointments
+from rehabref.care.availability import LAGOS
+from rehabref.care.availability_store import schedule_of, windows_of
+from rehabref.clock import as_utc, iso
+
+WEEKS_AHEAD = 8  # how far "Show next week" goes
+MODE_LABELS = {"face_to_face": "in person", "remote": "video session"}
+
+
+@dataclass(frozen=True)
+class SlotChoice:
+    value: str  # ISO 8601 UTC, what the form posts
+    label: str  # "09:00" (Lagos)
+    ends: str
+
+
+@dataclass(frozen=True)
+class SlotDay:
+    heading: str  # "Tuesday 25 November"
+    slots: list[SlotChoice]
+
+
+@dataclass(frozen=True)
+class SlotBoard:
+    """What the referral page shows about slots and appointments."""
+
+    week: int
+    heading: str  # "Tuesday 25 November - Monday 1 December"
+    days: list[SlotDay]
+    published: bool  # the physiotherapist published weekly windows
+    appointments: list[Row[Any]]
+    booked: Row[Any] | None
+
+
+def lagos_time(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    return as_utc(value).astimezone(LAGOS).strftime("%a %d %b %Y, %H:%M WAT")
+
+
+def week_of(raw: str | None) -> int:
+    """The ``week`` query parameter: 0 (this week) to ``WEEKS_AHEAD``; anything else is 0."""
+    text = raw or ""
+    week = int(text) if text.isascii() and text.isdigit() and len(text) <= 2 else 0
+    return week if week <= WEEKS_AHEAD else 0
+
+
+def _day_heading(when: datetime) -> str:
+    return f"{when:%A} {when.day} {when:%B}"
+
+
+async def slot_board(
+    conn: AsyncConnection, referral: Row[Any], *, week: int, now: datetime
+) -> SlotBoard:
+    """The free slots of the referral's physiotherapist over the 7 days from today (Lagos)
+    plus ``week`` weeks, grouped by day, and the referral's appointments."""
+    rows = await appointments.for_referral(conn, referral.id)
+    booked = next((row for row in rows if row.status == "booked"), None)
+    first = as_utc(now).astimezone(LAGOS).date() + timedelta(days=7 * week)
+    start = datetime.combine(first, time(0), tzinfo=LAGOS)
+    end = start + timedelta(days=7)
+    heading = f"{_day_heading(start)} - {_day_heading(end - timedelta(days=1))}"
+    physio_id = referral.assigned_physio_id
+    if physio_id is None or not await windows_of(conn, physio_id):
+        return SlotBoard(week, heading, [], False, rows, booked)
+    schedule = await schedule_of(conn, physio_id=physio_id, start=start, end=end)
+    days: dict[str, list[SlotChoice]] = {}
+    for slot in schedule.free_slots(start=start, end=end, now=now):
+        local = slot.starts_at.astimezone(LAGOS)
+        days.setdefault(_day_heading(local), []).append(
+            SlotChoice(
+                value=iso(slot.starts_at) or "",
+                label=f"{local:%H:%M}",
+                ends=f"{slot.ends_at.astimezone(LAGOS):%H:%M}",
+            )
+        )
+    return SlotBoard(week, heading, [SlotDay(h, s) for h, s in days.items()], True, rows, booked)

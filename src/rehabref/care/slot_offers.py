@@ -71,9 +71,10 @@ def starts_of(offer: Row[Any]) -> tuple[datetime, ...]:
     return tuple(as_utc(datetime.fromisoformat(str(value))) for value in offer.slots)
 
 
-async def get(conn: AsyncConnection, offer_id: str) -> Row[Any] | None:
+async def get(conn: AsyncConnection, offer_id: str, *, lock: bool = True) -> Row[Any] | None:
+    """One offer, locked on PostgreSQL unless ``lock`` is False (lock the referral first)."""
     query = select(offers).where(offers.c.id == offer_id)
-    if conn.dialect.name == "postgresql":
+    if lock and conn.dialect.name == "postgresql":
         query = query.with_for_update()
     return (await conn.execute(query)).first()
 
@@ -101,7 +102,6 @@ async def settle(
     offer_id: str,
     status: str,
     now: datetime,
-    appointment_id: str | None = None,
 ) -> bool:
     """An open offer is answered (or ends); False when it was not open any more."""
     if status not in ANSWERED:
@@ -109,9 +109,15 @@ async def settle(
     result = await conn.execute(
         update(offers)
         .where(offers.c.id == offer_id, offers.c.status == "open")
-        .values(status=status, answered_at=now, appointment_id=appointment_id)
+        .values(status=status, answered_at=now)
     )
     return bool(result.rowcount)
+
+
+async def attach_appointment(conn: AsyncConnection, *, offer_id: str, appointment_id: str) -> None:
+    await conn.execute(
+        update(offers).where(offers.c.id == offer_id).values(appointment_id=appointment_id)
+    )
 
 
 async def supersede_open(conn: AsyncConnection, *, referral_id: str, now: datetime) -> None:

@@ -123,6 +123,7 @@ def test_an_offer_is_held_for_its_ttl():
         ("Option 2 please", 3, 2),
         ("two", 3, 2),
         ("the first one", 3, 1),
+        ("the second one", 3, 2),
         ("3", 3, 3),
         ("3", 2, None),  # not shown
         ("4", 3, None),

@@ -292,9 +292,9 @@ def language_asked(text: str | None, tapped: tuple[str, ...]) -> str | None:
 # A reply to the slots offered after the intake: the number of a time, or 0 (none fits).
 # Longer phrases are read first, so "no one fit" means 0, not 1.
 OFFER_WORDS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("1", "one", "first", "1st", "number 1", "option 1"), ("1",)),
-    **dict.fromkeys(("2", "two", "second", "2nd", "number 2", "option 2"), ("2",)),
-    **dict.fromkeys(("3", "three", "third", "3rd", "number 3", "option 3"), ("3",)),
+    **dict.fromkeys(("1", "one", "first", "first one", "1st", "number 1", "option 1"), ("1",)),
+    **dict.fromkeys(("2", "two", "second", "second one", "2nd", "number 2", "option 2"), ("2",)),
+    **dict.fromkeys(("3", "three", "third", "third one", "3rd", "number 3", "option 3"), ("3",)),
     **dict.fromkeys(
         (
             "0",

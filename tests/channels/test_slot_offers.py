@@ -21,8 +21,9 @@ from rehabref.care.availability import LAGOS
 from rehabref.db import Database
 from rehabref.workflows.appointment_messages import visit_time
 from rehabref.workflows.slot_offers import expire_offer
-from tests.channels.conftest import new_phone, wait_for
+from tests.channels.conftest import TWILIO_FROM, new_phone, wait_for
 from tests.channels.patient import choices, nth_message, post_signed, sent_to
+from tests.channels.test_sms_email_fallback import post_twilio, sms_to
 from tests.conftest import auth, count
 from tests.events.conftest import register
 from tests.support.care import insert_referral, physio_body
@@ -425,3 +426,49 @@ def test_the_offer_and_the_booking_in_pidgin(api, graph, partner, sql, operator_
         ).scalar_one()
     assert "we don book your physio visit" in str(content)
     assert len(sent_to(graph, patient.phone)) == patient.seen
+
+
+def test_the_offer_and_the_booking_by_sms(api, live_server, twilio, partner, sql, operator_token):
+    city = f"Offerton {uuid.uuid4().hex[:8]}"
+    physio_id = new_physio(api, operator_token, city, EVERY_DAY)
+    phone = new_phone()
+    body = v1_referral(
+        patient={"first_name": "Ngozi", "phone": phone, "city": city}, preferred_contact="sms"
+    )
+    created = api.post(
+        "/api/v1/partners/referrals",
+        json=body,
+        headers=auth(partner["keys"]["sk_live"], uuid.uuid4().hex),
+    )
+    assert created.status_code == 201, created.text
+    referral_id = created.json()["referral_id"]
+
+    def texted(n: int) -> str:
+        return wait_for(lambda: sms_to(twilio, phone)[n - 1 :], what=f"SMS {n}")[0]["Body"]
+
+    # English, yes, at home, Yaba, weekday evenings, confirm: each answered by its number.
+    answers = ["1", "1", "1", "Yaba", "3", "1"]
+    for n, words in enumerate(answers, start=1):
+        texted(n)
+        form = {"MessageSid": f"SM{uuid.uuid4().hex}", "From": phone, "To": TWILIO_FROM}
+        reply = post_twilio(api, live_server, "/webhooks/twilio/sms", {**form, "Body": words})
+        assert reply.status_code == 200
+    offer = texted(len(answers) + 1).split("\n\nTo withdraw your consent")[0]
+    [row] = offers(sql, referral_id)
+    starts = offered_starts(row)
+    assert offer.splitlines() == [
+        "Thank you, Ngozi! We have your answers. Kemi Adeyemi can see you at:",
+        *[f"{n}. {visit_time(when)}" for n, when in enumerate(starts, start=1)],
+        "Reply 1, 2 or 3, or 0 for other times.",
+    ]
+    local = [when.astimezone(LAGOS) for when in starts]
+    assert all(when.weekday() < 5 and 16 <= when.hour < 20 for when in local)  # evenings
+    form = {"MessageSid": f"SM{uuid.uuid4().hex}", "From": phone, "To": TWILIO_FROM}
+    assert post_twilio(api, live_server, "/webhooks/twilio/sms", {**form, "Body": "3"}).is_success
+    confirmation = texted(len(answers) + 2)
+    assert confirmation.startswith(
+        f"Hello Ngozi, your physiotherapy visit is booked for {visit_time(starts[2])}"
+    )
+    [appointment] = appointments_of(sql, referral_id)
+    assert as_utc(appointment.starts_at) == starts[2] and appointment.physio_id == physio_id
+    assert appointment.created_by == "patient:sms"

@@ -472,3 +472,68 @@ def test_the_offer_and_the_booking_by_sms(api, live_server, twilio, partner, sql
     [appointment] = appointments_of(sql, referral_id)
     assert as_utc(appointment.starts_at) == starts[2] and appointment.physio_id == physio_id
     assert appointment.created_by == "patient:sms"
+
+
+def test_fewer_fitting_slots_are_offered_and_a_race_with_nothing_left_hands_over(
+    api, graph, partner, sql, operator_token
+):
+    # One slot a week (Saturday 08:00): at most two in the next 14 days.
+    saturdays = [{"weekday": 5, "start": "08:00", "end": "09:00", "slot_minutes": 60}]
+    patient = Patient(api, graph, partner, operator_token, windows=saturdays)
+    offer_message = patient.finish_intake()
+    [row] = offers(sql, patient.referral_id)
+    starts = offered_starts(row)
+    assert 1 <= len(starts) <= 2
+    assert_offer_shows(offer_message, row)
+    last = {1: "Reply 1, or 0 for other times.", 2: "Reply 1 or 2, or 0 for other times."}
+    assert offer_lines(offer_message)[-1] == last[len(starts)]
+
+    # A coordinator gives every free slot of the physiotherapist to other patients.
+    free = api.get(
+        f"/api/v1/ops/physiotherapists/{patient.physio_id}/free-slots",
+        params={"days": 20},
+        headers=op_headers(operator_token),
+    ).json()["data"]
+    assert {as_utc(slot["starts_at"]) for slot in free} >= set(starts)
+    for slot in free:
+        other = insert_referral(
+            sql, partner_id=partner["partner_id"], environment="live",
+            status="contact_pending", city=patient.city, phone=new_phone(),
+        )  # fmt: skip
+        booked = api.post(
+            f"/api/v1/ops/referrals/{other}/appointments",
+            json={
+                "starts_at": slot["starts_at"],
+                "care_mode": "face_to_face",
+                "physio_id": patient.physio_id,
+            },
+            headers=op_headers(operator_token),
+        )
+        assert booked.status_code == 201, booked.text
+
+    patient.say("1")
+    answer = patient.next_message()
+    assert body_of(answer) == (
+        "Thank you. A rehabref coordinator will call you soon to book your visit."
+    )
+    assert [row.status for row in offers(sql, patient.referral_id)] == ["taken"]
+    assert open_tasks(sql, patient.referral_id, "no_free_slots") == 1
+    assert appointments_of(sql, patient.referral_id) == []
+
+
+def test_a_booking_refused_for_another_reason_hands_over(api, graph, partner, sql, operator_token):
+    patient = Patient(api, graph, partner, operator_token)
+    patient.finish_intake()
+    deactivated = api.post(
+        f"/api/v1/ops/physiotherapists/{patient.physio_id}/deactivate",
+        headers=op_headers(operator_token),
+    )
+    assert deactivated.status_code == 200, deactivated.text
+    patient.say("1")
+    answer = patient.next_message()
+    assert body_of(answer) == (
+        "Thank you. A rehabref coordinator will call you soon to book your visit."
+    )
+    assert [row.status for row in offers(sql, patient.referral_id)] == ["superseded"]
+    assert open_tasks(sql, patient.referral_id, "patient_message") == 1
+    assert appointments_of(sql, patient.referral_id) == []

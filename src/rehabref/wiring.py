@@ -39,7 +39,13 @@ from rehabref.sandbox.coverage import SandboxCoverage
 from rehabref.sandbox.messages import SandboxChannel
 from rehabref.sandbox.replay_transport import PhoneFiveReplay
 from rehabref.sandbox.roster import SandboxRoster
-from rehabref.workflows import appointment_messages, conversation, physio_messages, retention
+from rehabref.workflows import (
+    appointment_messages,
+    conversation,
+    physio_messages,
+    retention,
+    slot_offers,
+)
 from rehabref.workflows.referral_created import ReferralCreated
 
 log = logging.getLogger("rehabref.channels")
@@ -162,6 +168,7 @@ def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing
         INBOUND_JOB: partial(conversation.handle_inbound, roster=roster, ring=ring),
         appointment_messages.REMINDER_JOB: appointment_messages.send_reminder,
         physio_messages.REMINDER_JOB: physio_messages.send_reminder,
+        slot_offers.EXPIRE_JOB: slot_offers.expire_offer,
     }
 
 

@@ -32,6 +32,7 @@ FIELDS = {
     "area": "Victoria Island",
     "care_mode": "At a clinic",
     "availability": "Weekday mornings, Weekday afternoons, Weekday evenings, Weekends",
+    "physio_name": "Oluwakemi Adebayo-Williams",
 }
 
 

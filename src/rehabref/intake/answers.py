@@ -287,3 +287,42 @@ def language_asked(text: str | None, tapped: tuple[str, ...]) -> str | None:
         # ("english or pidgin?") name none.
         return None
     return named[0].split(":", 1)[1]
+
+
+# A reply to the slots offered after the intake: the number of a time, or 0 (none fits).
+# Longer phrases are read first, so "no one fit" means 0, not 1.
+OFFER_WORDS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("1", "one", "first", "first one", "1st", "number 1", "option 1"), ("1",)),
+    **dict.fromkeys(("2", "two", "second", "second one", "2nd", "number 2", "option 2"), ("2",)),
+    **dict.fromkeys(("3", "three", "third", "third one", "3rd", "number 3", "option 3"), ("3",)),
+    **dict.fromkeys(
+        (
+            "0",
+            "zero",
+            "none",
+            "none of them",
+            "no one fit",
+            "none fit",
+            "e no fit",
+            "other",
+            "other times",
+            "other time",
+            "another time",
+            "another day",
+            "different time",
+            "no",
+            "neither",
+        ),
+        ("0",),
+    ),
+}
+
+
+def offered_number(text: str | None, offered: int) -> int | None:
+    """Which of ``offered`` numbered times a reply picks (1..offered), 0 for "none of these",
+    or None when it names no number, several, or one that was not shown."""
+    found, left = _scan(words(text), OFFER_WORDS)
+    if len(found) != 1 or any(token.isdigit() for token in left):
+        return None
+    number = int(found[0])
+    return number if number <= offered else None

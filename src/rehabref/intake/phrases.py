@@ -66,6 +66,29 @@ PHRASES: dict[Language, dict[str, str]] = {
         ),
         "closed": "Thank you. Your care team will be in touch soon.",
         "list_button": "Choose times",
+        # Free slots offered after the intake (``workflows.slot_offers``); one time a line.
+        "offer_slots": (
+            "Thank you, {first_name}! We have your answers. {physio_name} can see you at:"
+        ),
+        "offer_slots_again": "Sorry, that time has just been taken. {physio_name} can see you at:",
+        "offer_reply_1": "Reply 1, or 0 for other times.",
+        "offer_reply_2": "Reply 1 or 2, or 0 for other times.",
+        "offer_reply_3": "Reply 1, 2 or 3, or 0 for other times.",
+        "offer_none": (
+            "Thank you, {first_name}! We have your answers. A rehabref coordinator will call "
+            "you soon to book your first visit."
+        ),
+        "offer_declined": (
+            "Thank you. A rehabref coordinator will call you soon to book your visit."
+        ),
+        "offer_unclear": (
+            "Sorry, I did not get that. A rehabref coordinator will call you soon to book "
+            "your visit."
+        ),
+        "offer_expired": (
+            "Sorry, those times are no longer held for you. A rehabref coordinator will call "
+            "you soon to book your visit."
+        ),
         # The web page (intake.dialogue's questions, with what a page needs around them).
         "web_title": "Your physiotherapy questions",
         "web_hello": (
@@ -131,6 +154,29 @@ PHRASES: dict[Language, dict[str, str]] = {
         ),
         "closed": "Thank you. Your care team go reach you soon.",
         "list_button": "Pick time",
+        "offer_slots": (
+            "Thank you, {first_name}! We don get your answers. {physio_name} fit see you for:"
+        ),
+        "offer_slots_again": (
+            "Sorry, person don take that time already. {physio_name} fit see you for:"
+        ),
+        "offer_reply_1": "Reply 1. If e no fit you, reply 0.",
+        "offer_reply_2": "Reply 1 or 2. If none fit you, reply 0.",
+        "offer_reply_3": "Reply 1, 2 or 3. If none fit you, reply 0.",
+        "offer_none": (
+            "Thank you, {first_name}! We don get your answers. One rehabref coordinator go "
+            "call you soon to book your first visit."
+        ),
+        "offer_declined": (
+            "Thank you. One rehabref coordinator go call you soon to book your visit."
+        ),
+        "offer_unclear": (
+            "Sorry, I no understand. One rehabref coordinator go call you soon to book your visit."
+        ),
+        "offer_expired": (
+            "Sorry, we no fit hold those times for you again. One rehabref coordinator go "
+            "call you soon to book your visit."
+        ),
         "web_title": "Questions for your physiotherapy",
         "web_hello": (
             "How you dey {first_name}? {referrer_name} send you come rehabref for "

@@ -8,12 +8,13 @@ come back when tapped; ``intake.dialogue`` reads typed answers against the same 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Literal
 
 from rehabref.channels.content import Choice, Reply, Template
 from rehabref.intake.conversation import Context, State, Step
-from rehabref.intake.phrases import TITLES, description, fit_title, say, title
+from rehabref.intake.phrases import TITLES, Language, description, fit_title, say, title
 from rehabref.intake.service import AVAILABILITY_SLOTS
 
 WHATSAPP_MAX_BUTTONS = 3
@@ -122,3 +123,34 @@ def reminder(ctx: Context, state: State) -> Template:
 
 def handover_notice(state: State) -> Reply:
     return Reply(say(state.language, "handover"))
+
+
+def slot_offer(
+    language: Language,
+    *,
+    times: Sequence[str],
+    physio_name: str,
+    first_name: str,
+    again: bool = False,
+) -> Reply:
+    """The free slots offered after the intake (1 to 3 times, as the patient reads them),
+    numbered 1..n, answered by number or 0 for other times. Written out as text, the same on
+    WhatsApp and SMS, so the numbers read are the numbers shown."""
+    if not 1 <= len(times) <= 3:
+        raise ValueError("an offer shows one to three times")
+    opening = (
+        say(language, "offer_slots_again", physio_name=physio_name)
+        if again
+        else say(language, "offer_slots", physio_name=physio_name, first_name=first_name)
+    )
+    lines = [f"{number}. {when}" for number, when in enumerate(times, start=1)]
+    return Reply("\n".join([opening, *lines, say(language, f"offer_reply_{len(times)}")]))
+
+
+BookingHandover = Literal["offer_none", "offer_declined", "offer_unclear", "offer_expired"]
+
+
+def booking_handover(language: Language, why: BookingHandover, *, first_name: str) -> Reply:
+    """A coordinator will call to book: no free slot fits, the patient wants other times,
+    the answer was not understood, or the offer expired."""
+    return Reply(say(language, why, first_name=first_name))

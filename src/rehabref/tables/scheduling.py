@@ -4,13 +4,17 @@ The one guarantee that matters here is that a physiotherapist's slot is never gi
 patients: ``uq_appointments_slot`` is a unique index on (physiotherapist, slot start) over the
 appointments that hold their slot (``booked``, ``attended``), partial on both SQLite and
 PostgreSQL, so it holds whatever the code above it does (migration 0023).
+
+``slot_offers`` keeps the slots shown to a patient in the assistant conversation, in the
+order they were numbered, so a reply maps to exactly what was shown (migration 0028).
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Any
 
-from sqlalchemy import Date, DateTime, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import JSON, Date, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -101,3 +105,34 @@ class Appointment(Base):
     updated_by: Mapped[str] = mapped_column(String(80))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SlotOffer(Base):
+    """Free slots of the referral's physiotherapist offered to the patient, numbered 1..n
+    (``slots``: their UTC starts, ISO 8601, in that order). Statuses in
+    ``care/slot_offers.py``; at most one ``open`` offer per referral."""
+
+    __tablename__ = "slot_offers"
+    __table_args__ = (
+        Index(
+            "uq_slot_offers_referral_open",
+            "referral_id",
+            unique=True,
+            sqlite_where=text("status = 'open'"),
+            postgresql_where=text("status = 'open'"),
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    referral_id: Mapped[str] = mapped_column(ForeignKey("referrals.id"), index=True)
+    physio_id: Mapped[str] = mapped_column(ForeignKey("physiotherapists.id"))
+    environment: Mapped[str] = mapped_column(String(8))
+    channel: Mapped[str] = mapped_column(String(16))  # whatsapp | sms: where it was sent
+    language: Mapped[str] = mapped_column(String(8))
+    care_mode: Mapped[str] = mapped_column(String(16))  # remote | face_to_face
+    slots: Mapped[list[Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16))
+    appointment_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

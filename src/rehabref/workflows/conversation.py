@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.care import slot_offers as offers_store
 from rehabref.channels import opt_outs
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
@@ -35,6 +36,7 @@ from rehabref.matching.roster import RosterSources
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
+from rehabref.workflows import slot_offers
 from rehabref.workflows.consent import withdraw_number
 from rehabref.workflows.first_contact import context_of, patient_address
 from rehabref.workflows.intake import intake_completed, patient_engaged
@@ -65,14 +67,16 @@ async def apply_turn(
     turn: dialogue.Turn,
     actor: str,
     now: datetime,
-) -> None:
-    """What a dialogue turn means for the referral (the replies are the caller's to send)."""
+) -> str | None:
+    """What a dialogue turn means for the referral (the replies are the caller's to send);
+    the physiotherapist a completed intake was matched to, if any."""
+    matched: str | None = None
     if conversation["engaged_at"] is None:
         await patient_engaged(conn, referral_id=referral.id, actor=actor, now=now)
     if turn.outcome == "completed":
         state = turn.state
         try:
-            await intake_completed(
+            matched = await intake_completed(
                 conn,
                 roster=roster,
                 ring=ring,
@@ -99,6 +103,7 @@ async def apply_turn(
         nudge_at=now + REMIND_AFTER,
         now=now,
     )
+    return matched
 
 
 async def _reply(
@@ -220,17 +225,7 @@ async def handle_inbound(
             context,
             dialogue.Answer(text=inbound["text"], choice_ids=(choice,) if choice else ()),
         )
-        for reply in turn.replies:
-            await _reply(
-                conn,
-                channel=inbound["channel"],
-                to=inbound["sender"],
-                reply=reply,
-                purpose="intake.reply",
-                referral_id=referral.id,
-                now=now,
-            )
-        await apply_turn(
+        matched = await apply_turn(
             conn,
             roster=roster,
             ring=ring,
@@ -240,15 +235,61 @@ async def handle_inbound(
             actor=f"patient:{inbound['channel']}",
             now=now,
         )
+        replies, purpose = turn.replies, "intake.reply"
+        if turn.outcome == "completed" and matched is not None:
+            # Instead of "your care team will contact you": three times to choose from.
+            offer = await slot_offers.offer_after_intake(
+                conn,
+                referral=referral,
+                physio_id=matched,
+                state=turn.state,
+                channel=inbound["channel"],
+                now=now,
+            )
+            replies, purpose = (offer,), slot_offers.OFFER_PURPOSE
+        for reply in replies:
+            await _reply(
+                conn,
+                channel=inbound["channel"],
+                to=inbound["sender"],
+                reply=reply,
+                purpose=purpose,
+                referral_id=referral.id,
+                now=now,
+            )
     await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral.id, now=now)
 
 
 async def _after_intake(conn: AsyncConnection, inbound: Mapping[Any, Any], now: datetime) -> None:
-    """A message from a patient whose intake is over (e.g. HELP to change a booked visit): a
-    coordinator reads it on the referral's timeline. From an unknown number: kept, no more."""
+    """A message from a patient whose intake is over: the answer to the slots offered to
+    them, or (e.g. HELP to change a booked visit) a message a coordinator reads on the
+    referral's timeline. From an unknown number: kept, no more."""
     latest = await conversations.for_recipient(conn, inbound["sender_ref"], open_only=False)
     referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
+    offer = None
     if referral is not None and referral.status not in ENDED:
+        offer = await offers_store.open_for_referral(conn, referral.id)
+    if referral is not None and offer is not None and latest is not None:
+        state = dialogue.State.from_json(latest["state"])
+        reply = await slot_offers.answer_offer(
+            conn,
+            referral=referral,
+            offer=offer,
+            inbound=inbound,
+            availability=state.availability,
+            now=now,
+        )
+        if reply is not None:
+            await _reply(
+                conn,
+                channel=inbound["channel"],
+                to=inbound["sender"],
+                reply=reply,
+                purpose=slot_offers.OFFER_PURPOSE,
+                referral_id=referral.id,
+                now=now,
+            )
+    elif referral is not None and referral.status not in ENDED:
         await open_task_once(conn, referral=referral, purpose="patient_message", now=now)
     referral_id = referral.id if referral is not None else None
     await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)

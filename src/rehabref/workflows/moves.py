@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.audit import trail as audit
-from rehabref.care import appointments
+from rehabref.care import appointments, slot_offers
 from rehabref.channels.outbox import cancel_waiting
 from rehabref.intake import conversation_store as conversations
 from rehabref.referrals.rows import ReferralRow
@@ -79,10 +79,12 @@ async def move_referral(
 
 async def tell_patient(conn: AsyncConnection, move: Move) -> None:
     """What the patient hears of a move: a booked visit is confirmed (and reminded the day
-    before); an ended referral's unsent messages and conversation stop."""
+    before); an ended referral's unsent messages and conversation stop. A booked or ended
+    referral's open slot offer books nothing any more."""
     referral = move.referral
-    if referral.status in INTAKE_OVER:  # no more intake questions or reminders
+    if referral.status in INTAKE_OVER:  # no more intake questions, reminders or offers
         await conversations.close(conn, referral_id=referral.id, now=move.at)
+        await slot_offers.supersede_open(conn, referral_id=referral.id, now=move.at)
     if referral.status == "booked":
         await appointment_booked(conn, referral, move.at)
     elif referral.status in ENDED:

@@ -34,7 +34,7 @@ from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import commission_endpoints as commission_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
 from rehabref.ops import event_endpoints as event_ops_endpoints
-from rehabref.ops import matching_endpoints, scheduling_endpoints
+from rehabref.ops import matching_endpoints, payer_invoice_endpoints, scheduling_endpoints
 from rehabref.ops import payment_endpoints as payment_ops_endpoints
 from rehabref.ops import rights_endpoints as rights_ops_endpoints
 from rehabref.pages import assistant as intake_pages
@@ -163,6 +163,7 @@ JSON_ROUTES = [
     *audit_ops_endpoints.ROUTES,
     *rights_ops_endpoints.ROUTES,
     *commission_ops_endpoints.ROUTES,
+    *payer_invoice_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
     *paystack_webhooks.ROUTES,

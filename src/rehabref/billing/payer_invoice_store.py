@@ -19,6 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
+from rehabref.audit import trail
 from rehabref.billing.payer_invoices import (
     DRAFT,
     EMPLOYER,
@@ -28,6 +29,7 @@ from rehabref.billing.payer_invoices import (
     LineAmounts,
     can_move,
     invoice_number,
+    previous_period,
     totals,
 )
 from rehabref.billing.statements import period_is_over
@@ -241,3 +243,29 @@ def line_record(line: Any) -> dict[str, Any]:
         "co_pay_minor": line.co_pay_minor,
         "payable_minor": line.amount_minor - line.co_pay_minor,
     }
+
+
+MONTHLY_ACTOR = "system:monthly-invoices"
+
+
+async def draft_last_month(conn: AsyncConnection, *, now: datetime) -> list[str]:
+    """The monthly job: draft every payer's invoice for the month before ``now`` that has
+    claim lines and no invoice yet (idempotent; several workers may run it at once)."""
+    period = previous_period(now)
+    made: list[str] = []
+    for payer in await payers_to_draft(conn, period):
+        row, created = await draft(
+            conn,
+            payer_kind=payer.payer_kind,
+            payer_id=payer.payer_id,
+            environment=payer.environment,
+            period=period,
+            actor=MONTHLY_ACTOR,
+            now=now,
+        )
+        if created:
+            await trail.record(
+                conn, trail.entry(MONTHLY_ACTOR, "payer_invoice.drafted", subject=row.id)
+            )
+            made.append(row.id)
+    return made

@@ -44,6 +44,8 @@ NOTICES = {
     "unmatched": "No physiotherapist fits now: an unmatched task is open; assign one by hand.",
     "assigned": "Physiotherapist assigned: the partner is told.",
     "statement_settled": "Statement settled: the partner is told by webhook.",
+    "invoice_issued": "Invoice issued.",
+    "invoice_paid": "Invoice recorded as paid.",
 }
 
 

@@ -32,7 +32,7 @@ from rehabref.billing.payer_invoices import (
     previous_period,
     totals,
 )
-from rehabref.billing.statements import period_is_over
+from rehabref.billing.statements import PeriodError, period_is_over
 from rehabref.clock import iso
 from rehabref.db import insert_ignoring_duplicates, table
 from rehabref.errors import ApiError
@@ -68,11 +68,17 @@ async def draft(
     """(invoice, created). Every repeat returns the invoice made first. 409
     ``period_not_over`` for a month not yet ended; 409 ``no_claim_lines`` for a payer with
     no lines that month."""
+    try:
+        over = period_is_over(period, now)
+    except PeriodError as exc:
+        raise ApiError(
+            422, "validation_error", "Some fields are invalid.", fields={"period": str(exc)}
+        ) from None
     number = invoice_number(payer_kind, payer_id, environment, period)
     existing = await by_number(conn, number)
     if existing is not None:
         return existing, False
-    if not period_is_over(period, now):
+    if not over:
         raise ApiError(409, "period_not_over", "An invoice is made once its month has ended.")
     amounts = (
         await conn.execute(

@@ -10,9 +10,12 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +31,7 @@ from tests.console.operators import csrf, sign_in
 from tests.shapeg.bodies import g_referral
 from tests.support.care import events_of, physio_body
 from tests.support.operators import OPS, op_headers
+from tests.support.server import isolated_environ
 
 INVOICES = f"{OPS}/payer-invoices"
 RATE = 1_500_000  # PHYSIO_STD_SESSION, kobo
@@ -482,3 +486,101 @@ def test_the_console_lists_issues_and_marks_invoices_paid(
             text("SELECT status FROM payer_invoices WHERE id = :i"), {"i": invoice_id}
         ).scalar_one()
     assert status == "paid"
+
+
+def test_the_console_scheduling_form_shows_the_allowance_refusal(
+    server: Any,
+    client: httpx.Client,
+    sql: Engine,
+    make_partner: Any,
+    operator_token: str,
+    physio_id: str,
+) -> None:
+    partner = make_partner(name="Console Claims Clinic", contract="g")
+    phone = new_phone()
+    policy = add_member(sql, phone=phone, limit=3, used=2)  # one session left
+    referral_id = hmo_referral(client, partner["keys"]["sk_live"], policy, phone)
+    assert schedule(client, operator_token, referral_id, physio_id).status_code == 201
+    when = (datetime.now(UTC) + timedelta(days=7)).strftime("%Y-%m-%dT09:00")
+    with httpx.Client(base_url=server.base_url, timeout=30) as browser:
+        assert sign_in(browser, operator_token).status_code == 303
+        page = browser.get(f"/console/referrals/{referral_id}")
+        refused = browser.post(
+            f"/console/referrals/{referral_id}/sessions",
+            data={
+                "csrf_token": csrf(page),
+                "scheduled_at": when,
+                "modality": "remote",
+                "session_type": "treatment",
+                "physio_id": physio_id,
+            },
+        )
+    assert refused.status_code == 409
+    assert "beyond the member&#39;s remaining HMO allowance" in refused.text or (
+        "beyond the member's remaining HMO allowance" in refused.text
+    )
+    assert "1 covered session(s) left and 1 already scheduled" in refused.text
+    with sql.connect() as conn:
+        count = conn.execute(
+            text("SELECT count(*) FROM care_sessions WHERE referral_id = :r"), {"r": referral_id}
+        ).scalar_one()
+    assert count == 1
+
+
+def _cli(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rehabref.cli", "invoices", "import-remittance", *args],
+        env={**isolated_environ(), "REHABREF_DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_imports_a_remittance_all_or_nothing(
+    client: httpx.Client,
+    sql: Engine,
+    make_partner: Any,
+    operator_token: str,
+    physio_id: str,
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    employer = make_partner(name="CLI Employer", contract="g")
+    referral_id = employer_referral(client, employer["keys"]["sk_live"])
+    session_id = schedule(client, operator_token, referral_id, physio_id).json()["session_id"]
+    assert run_session(client, operator_token, session_id).status_code == 200
+    draft_this_month(database_url)
+    number = f"EMP-{_this_period().replace('-', '')}-{employer['partner_id'][-6:].upper()}"
+    with sql.connect() as conn:
+        invoice_id = conn.execute(
+            text("SELECT id FROM payer_invoices WHERE number = :n"), {"n": number}
+        ).scalar_one()
+    issued = client.post(
+        f"{INVOICES}/{invoice_id}/transitions",
+        json={"to": "issued"},
+        headers=op_headers(operator_token),
+    )
+    assert issued.status_code == 200
+    header = "invoice_number,amount_paid_minor,paid_on,remittance_reference\n"
+    bad = tmp_path / "bad.csv"
+    bad.write_text(header + f"{number},{RATE},2026-11-20,CLI-1\nEMP-209901-NONE,1,2026-11-20,X\n")
+    refused = _cli(database_url, str(bad), "--by", "Ada")
+    assert refused.returncode == 1, refused.stderr
+    assert "row 3: no invoice with this number" in refused.stderr
+    assert _cli(database_url, str(tmp_path / "missing.csv"), "--by", "Ada").returncode == 2
+    with sql.connect() as conn:
+        status = conn.execute(
+            text("SELECT status FROM payer_invoices WHERE id = :i"), {"i": invoice_id}
+        ).scalar_one()
+    assert status == "issued"  # nothing half-applied
+    good = tmp_path / "good.csv"
+    good.write_text(header + f"{number},{RATE},2026-11-20,CLI-1\n")
+    applied = _cli(database_url, str(good), "--by", "Ada")
+    assert applied.returncode == 0, applied.stderr
+    assert f"paid {number} ({RATE} kobo)" in applied.stdout
+    with sql.connect() as conn:
+        row = conn.execute(
+            text("SELECT status, paid_by FROM payer_invoices WHERE id = :i"), {"i": invoice_id}
+        ).one()
+    assert tuple(row) == ("paid", "cli:Ada")

@@ -20,20 +20,24 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import expect, sync_playwright
 from pypdf import PdfReader
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from rehabref.billing import payer_invoice_store
 from rehabref.db import Database
+from tests.a11y.axe import assert_accessible
 from tests.conftest import auth
 from tests.console.operators import csrf, sign_in
+from tests.console.test_browser_console import CHROMIUM_ARGS
 from tests.shapeg.bodies import g_referral
 from tests.support.care import events_of, physio_body
 from tests.support.operators import OPS, op_headers
 from tests.support.server import isolated_environ
 
 INVOICES = f"{OPS}/payer-invoices"
+DOC_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
 RATE = 1_500_000  # PHYSIO_STD_SESSION, kobo
 CO_PAY = 250_000
 
@@ -462,6 +466,14 @@ def test_the_console_lists_issues_and_marks_invoices_paid(
         assert listing.status_code == 200
         assert number in listing.text and "Console Employer" in listing.text
         assert "NGN 15,000.00" in listing.text
+        document = browser.get(f"/console/invoices/{invoice_id}/pdf")
+        assert document.headers["content-type"] == "application/pdf"
+        assert number in "".join(
+            page.extract_text() for page in PdfReader(io.BytesIO(document.content)).pages
+        )
+        exported = browser.get(f"/console/invoices/{invoice_id}/csv")
+        assert exported.text.splitlines()[-1].startswith(f"{number},")
+        assert browser.get(f"/console/invoices/{invoice_id}/xls").status_code == 404
         early = browser.post(
             f"/console/invoices/{invoice_id}/paid", data={"csrf_token": csrf(listing)}
         )
@@ -584,3 +596,46 @@ def test_the_cli_imports_a_remittance_all_or_nothing(
             text("SELECT status, paid_by FROM payer_invoices WHERE id = :i"), {"i": invoice_id}
         ).one()
     assert tuple(row) == ("paid", "cli:Ada")
+
+
+def test_a_coordinator_issues_and_marks_an_invoice_paid_in_the_browser(
+    server: Any,
+    client: httpx.Client,
+    sql: Engine,
+    make_partner: Any,
+    operator_token: str,
+    physio_id: str,
+    database_url: str,
+) -> None:
+    employer = make_partner(name="Browser Employer Ltd", contract="g")
+    referral_id = employer_referral(client, employer["keys"]["sk_live"])
+    for _ in range(2):
+        session_id = schedule(client, operator_token, referral_id, physio_id).json()["session_id"]
+        assert run_session(client, operator_token, session_id).status_code == 200
+    draft_this_month(database_url)
+    number = f"EMP-{_this_period().replace('-', '')}-{employer['partner_id'][-6:].upper()}"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        # CSP bypassed only so axe can be injected; the page itself is unchanged.
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+        page = context.new_page()
+        page.goto(f"{server.base_url}/console/login")
+        page.get_by_label("Operator token").fill(operator_token)
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("heading", name="Referrals")).to_be_visible()
+        page.get_by_role("link", name="Payer invoices").click()
+        expect(page.get_by_role("heading", name="Payer invoices")).to_be_visible()
+        row = page.get_by_role("row").filter(has_text=number)
+        expect(row).to_contain_text("Browser Employer Ltd")
+        expect(row).to_contain_text("NGN 30,000.00")
+        expect(row).to_contain_text("draft")
+        assert_accessible(page)
+        row.get_by_role("button", name=f"Issue {number}").click()
+        expect(page.get_by_role("status")).to_contain_text("Invoice issued.")
+        row = page.get_by_role("row").filter(has_text=number)
+        row.get_by_label(f"Remittance reference for {number}").fill("BE-RMT-11")
+        page.screenshot(path=str(DOC_IMAGES / "payer-invoices.png"), full_page=True)
+        row.get_by_role("button", name=f"Mark {number} paid").click()
+        expect(page.get_by_role("status")).to_contain_text("Invoice recorded as paid.")
+        expect(page.get_by_role("row").filter(has_text=number)).to_contain_text("BE-RMT-11")
+        browser.close()

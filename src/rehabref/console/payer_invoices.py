@@ -6,13 +6,17 @@ forms are CSRF-guarded like every console form and each move is an audit record.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from litestar import Request, get, post
+from litestar import Request, Response, get, post
+from litestar.exceptions import NotFoundException
 from litestar.response import Redirect, Template
 
 from rehabref.audit.trail import entry, record
 from rehabref.billing import payer_invoice_store as store
+from rehabref.billing.payer_invoice_csv import invoice_csv
+from rehabref.billing.payer_invoice_pdf import invoice_pdf
 from rehabref.billing.payer_invoice_schemas import PayerInvoiceMoveIn
 from rehabref.clock import utcnow
 from rehabref.console.audit_page import viewed
@@ -49,6 +53,36 @@ async def invoices_page(request: Request[Any, Any, Any]) -> Template | Redirect:
     return await _render(request, signed, notice=request.query_params.get("notice"))
 
 
+@get(PATH + "/{invoice_id:str}/{kind:str}", include_in_schema=False)
+async def invoice_document(
+    request: Request[Any, Any, Any], invoice_id: str, kind: str
+) -> Response[bytes] | Redirect:
+    """The invoice as ``pdf`` or ``csv``, for a signed-in coordinator."""
+    signed = await signed_in(request)
+    if signed is None:
+        return to_login()
+    if kind not in ("pdf", "csv"):
+        raise NotFoundException()
+    async with services_of(request).db.read() as conn:
+        row = await store.get(conn, invoice_id)
+        if row is None:
+            raise NotFoundException()
+        lines = await store.invoice_lines(conn, row.number)
+    await viewed(request, signed, "payer_invoice.downloaded")
+    if kind == "csv":
+        content, media_type = invoice_csv(row, lines), "text/csv; charset=utf-8"
+    else:
+        content, media_type = await asyncio.to_thread(invoice_pdf, row, lines), "application/pdf"
+    return Response(
+        content=content,
+        media_type=media_type,
+        headers={
+            "Cache-Control": "no-store",
+            "Content-Disposition": f'attachment; filename="{row.number}.{kind}"',
+        },
+    )
+
+
 @post(PATH + "/{invoice_id:str}/{action:str}", include_in_schema=False, status_code=200)
 async def move_invoice(
     request: Request[Any, Any, Any], invoice_id: str, action: str
@@ -83,4 +117,4 @@ async def move_invoice(
     return see_other(f"{PATH}?notice=invoice_{payload.to}")
 
 
-ROUTES = [invoices_page, move_invoice]
+ROUTES = [invoices_page, invoice_document, move_invoice]

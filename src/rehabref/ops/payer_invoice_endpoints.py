@@ -18,6 +18,7 @@ from rehabref.audit.trail import entry, record
 from rehabref.billing import payer_invoice_store as store
 from rehabref.billing import remittance
 from rehabref.billing.payer_invoice_csv import invoice_csv
+from rehabref.billing.payer_invoice_pdf import invoice_pdf
 from rehabref.billing.payer_invoice_schemas import PayerInvoiceDraftIn, PayerInvoiceMoveIn
 from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
@@ -97,9 +98,6 @@ async def get_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]
     if kind == "csv":
         content, media_type = invoice_csv(row, lines), "text/csv; charset=utf-8"
     else:
-        # Imported on first use: fpdf2 and matplotlib's font path add to process start.
-        from rehabref.billing.payer_invoice_pdf import invoice_pdf
-
         content = await asyncio.to_thread(invoice_pdf, row, lines)
         media_type = "application/pdf"
     return Response(

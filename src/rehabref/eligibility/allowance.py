@@ -18,6 +18,7 @@ from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources, MemberCoverage
 from rehabref.eligibility.codes import NEGOTIATED_RATE_KOBO
 from rehabref.errors import ApiError
+from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.care import CareSession
 from rehabref.tables.eligibility import ReferralCoverage
 from rehabref.tables.referrals import Referral
@@ -116,7 +117,11 @@ def allowance_refusal(remaining: int, open_sessions: int) -> ApiError | None:
 async def check_allowance(
     conn: AsyncConnection, *, referral_id: str, coverage: CoverageSources
 ) -> None:
-    """Raise 409 ``allowance_exceeded`` when the member has no session left to schedule."""
+    """Raise 409 ``allowance_exceeded`` when the member has no session left to schedule.
+
+    The referral's row is locked first, so two schedulings of one referral are counted one
+    after the other."""
+    await lock_referral(conn, referral_id)
     claim = await claim_coverage(conn, referral_id=referral_id, coverage=coverage)
     if claim is None:
         return

@@ -64,8 +64,12 @@ async def payer_of(
     """(payer, referral id, environment) of a session billed to an HMO or employer."""
     referral = (
         await conn.execute(
-            select(_referrals.c.id, _referrals.c.billing_mode, _referrals.c.partner_id)
-            .add_columns(_referrals.c.environment)
+            select(
+                _referrals.c.id,
+                _referrals.c.billing_mode,
+                _referrals.c.partner_id,
+                _referrals.c.environment,
+            )
             .join(_sessions, _sessions.c.referral_id == _referrals.c.id)
             .where(_sessions.c.id == session_id)
         )

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0028"
-down_revision = "0024"
+down_revision = "0026"
 branch_labels = None
 depends_on = None
 

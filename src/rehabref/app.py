@@ -30,7 +30,12 @@ from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
 from rehabref.openapi import reference_page
 from rehabref.ops import audit_endpoints as audit_ops_endpoints
-from rehabref.ops import calendar_feed_endpoints, matching_endpoints, scheduling_endpoints
+from rehabref.ops import (
+    calendar_feed_endpoints,
+    matching_endpoints,
+    payer_invoice_endpoints,
+    scheduling_endpoints,
+)
 from rehabref.ops import care_endpoints as care_ops_endpoints
 from rehabref.ops import commission_endpoints as commission_ops_endpoints
 from rehabref.ops import endpoints as ops_endpoints
@@ -166,6 +171,7 @@ JSON_ROUTES = [
     *audit_ops_endpoints.ROUTES,
     *rights_ops_endpoints.ROUTES,
     *commission_ops_endpoints.ROUTES,
+    *payer_invoice_endpoints.ROUTES,
     *whatsapp_webhooks.ROUTES,
     *twilio_webhooks.ROUTES,
     *paystack_webhooks.ROUTES,

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from rehabref.commands.audit import audit_app
+from rehabref.commands.invoices import invoices_app
 from rehabref.commands.members import members_app
 from rehabref.commands.physios import physios_app
 from rehabref.commands.rights import data_subject_app, retention_command
@@ -40,6 +41,7 @@ operators_app = typer.Typer(
 app.add_typer(operators_app, name="operators")
 app.add_typer(physios_app, name="physios")
 app.add_typer(members_app, name="members")
+app.add_typer(invoices_app, name="invoices")
 app.add_typer(audit_app, name="audit")
 app.add_typer(data_subject_app, name="data-subject")
 app.command("retention")(retention_command)

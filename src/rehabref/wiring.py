@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 
+from rehabref.billing import payer_invoice_store
 from rehabref.billing.initializer import InitializerConfig, initialize_due
 from rehabref.billing.paystack import PaystackClient
 from rehabref.care.availability_store import FreeSlotFinder
@@ -54,6 +55,8 @@ log = logging.getLogger("rehabref.channels")
 SCHEDULED_JOBS_POLL_SECONDS = 0.5
 # Retention (idempotent replies, assistant sessions, closed referrals' personal data).
 RETENTION_SECONDS = 3600
+# Last month's payer invoices are drafted within the hour after the month ends.
+PAYER_INVOICES_SECONDS = 3600
 # How often the worker looks for patient messages to send, and for silent conversations.
 MESSAGES_POLL_SECONDS = 0.1
 NUDGE_POLL_SECONDS = 60
@@ -185,6 +188,12 @@ async def enforce_retention(
         return await retention.enforce(conn, periods, ring=ring, now=utcnow(), dry_run=False)
 
 
+async def draft_payer_invoices(db: Database) -> list[str]:
+    """Last month's HMO and employer invoices, drafted once its month has ended."""
+    async with db.write() as conn:
+        return await payer_invoice_store.draft_last_month(conn, now=utcnow())
+
+
 def periodic_jobs(
     coverage: CoverageSources,
     roster: RosterSources,
@@ -209,6 +218,7 @@ def periodic_jobs(
         **payments,
         "channels.send_due": (MESSAGES_POLL_SECONDS, messages.run_once),
         "intake.nudge_silent": (NUDGE_POLL_SECONDS, nudge_silent_conversations),
+        "billing.draft_payer_invoices": (PAYER_INVOICES_SECONDS, draft_payer_invoices),
         "rights.retention": (
             RETENTION_SECONDS,
             partial(enforce_retention, periods=retention.periods_of(settings), ring=ring),

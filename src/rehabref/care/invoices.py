@@ -5,6 +5,10 @@ each completed session is a numbered item on it: ``INV-202611-4K9QZ2-0007`` (san
 ``INV-202611-4K9QZ2-T0007``). The partner short code is the last six characters of the
 partner id, upper case. Item numbers come from an atomic counter (INSERT ... ON CONFLICT
 DO UPDATE ... RETURNING), so concurrent completions never share a number.
+
+Sessions billed to an HMO or a sponsoring employer are numbered on that payer's invoice
+instead (billing/payer_invoices.py, chosen in workflows/sessions.py); this numbering is for
+self-pay referrals.
 """
 
 from __future__ import annotations

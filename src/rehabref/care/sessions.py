@@ -7,8 +7,9 @@ Statuses and moves (an illegal move is 409 ``invalid_transition``)::
     completed, cancelled: terminal
 
 Completing writes ``session.completed`` in the same transaction: duration, GPS check-in
-verification, invoice reference; clinical partners (contract ``g``) also get the pain
-scores, pain reduction and notes summary. Services never commit.
+verification, invoice reference (the payer invoice's line for HMO and employer billing, given
+by the workflow; the partner's monthly numbering otherwise); clinical partners (contract
+``g``) also get the pain scores, pain reduction and notes summary. Services never commit.
 """
 
 from __future__ import annotations
@@ -205,7 +206,10 @@ async def complete_session(
     actor: str,
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
+    invoice_reference: str | None = None,
 ) -> Row[Any]:
+    """``invoice_reference``: the payer invoice's line when an HMO or employer is billed
+    (workflows/sessions.py); otherwise the partner's own monthly numbering (invoices.py)."""
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "completed")
     point = _point(row.modality, check_out_lat, check_out_lng, "check_out", check_out_refused)
@@ -225,7 +229,7 @@ async def complete_session(
         accuracy_m=row.check_in_accuracy_m,
         refused=row.check_in_refusal is not None,
     )
-    invoice = await next_invoice_reference(
+    invoice = invoice_reference or await next_invoice_reference(
         conn, partner_id=row.partner_id, environment=row.environment, when=check_out_at
     )
     await conn.execute(

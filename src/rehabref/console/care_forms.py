@@ -21,7 +21,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.services import services_of
 from rehabref.tables.care import CareSession
-from rehabref.workflows.sessions import complete_session
+from rehabref.workflows.sessions import complete_session, schedule_session
 
 _sessions = table(CareSession)
 
@@ -89,9 +89,11 @@ async def schedule(request: Request[Any, Any, Any], referral_id: str) -> Templat
         modality = str(form.get("modality") or "")
         if modality not in MODALITIES:
             raise _invalid("Choose the session modality.")
-        async with services_of(request).db.write() as conn:
-            session_id = await care.schedule_session(
+        services = services_of(request)
+        async with services.db.write() as conn:
+            session_id = await schedule_session(
                 conn,
+                coverage=services.coverage,
                 referral_id=referral_id,
                 scheduled_at=_booking(form),
                 modality=modality,

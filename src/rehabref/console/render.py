@@ -47,6 +47,8 @@ NOTICES = {
     "slot_booked": "Visit booked: the patient and the physiotherapist are told.",
     "slot_rescheduled": "Visit moved: the patient and the physiotherapist are told.",
     "slot_cancelled": "Visit cancelled: the slot is free again.",
+    "invoice_issued": "Invoice issued.",
+    "invoice_paid": "Invoice recorded as paid.",
 }
 
 

@@ -8,6 +8,7 @@ from rehabref.console import (
     care_forms,
     commission,
     pages,
+    payer_invoices,
     payments,
     queues,
     referral,
@@ -26,4 +27,5 @@ ROUTES = [
     *audit_page.ROUTES,
     *payments.ROUTES,
     *commission.ROUTES,
+    *payer_invoices.ROUTES,
 ]

@@ -118,7 +118,9 @@ OPS_OPERATIONS: tuple[Operation, ...] = (
         description=(
             "Creates a `scheduled` session with the next session number. The physiotherapist "
             "defaults to the referral's assigned one (422 on `physio_id` when there is none). "
-            + _AUTH
+            "For an `hmo_direct_billing` referral, a session beyond the member's remaining "
+            "allowance (sessions remaining minus those already scheduled) is refused before it "
+            "is scheduled: 409 `allowance_exceeded`. " + _AUTH
         ),
         tag="ops",
         request_model=SessionSchedule,

@@ -34,7 +34,17 @@ ERROR_CODES: tuple[tuple[int, str, str], ...] = (
         "slot_unavailable",
         "Ops: the slot is taken, not offered, on a day off or over the day's cap.",
     ),
-    (409, "period_not_over", "Ops: a statement is only generated after its month has ended."),
+    (
+        409,
+        "period_not_over",
+        "Ops: a commission statement or payer invoice is only made after its month has ended.",
+    ),
+    (409, "no_claim_lines", "Ops: the payer has no claim lines in that month and environment."),
+    (
+        409,
+        "allowance_exceeded",
+        "Ops: the session would go beyond the HMO member's remaining allowance (spec 2.5).",
+    ),
     (409, "conflict", "Another conflict, e.g. the maximum number of webhook endpoints."),
     (413, "payload_too_large", "The body is larger than 1 MiB."),
     (422, "validation_error", "Field or query-parameter validation failed; see error.fields."),

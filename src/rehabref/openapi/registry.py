@@ -16,6 +16,7 @@ from rehabref.openapi import events as events_docs
 from rehabref.openapi import links as links_docs
 from rehabref.openapi import matching as matching_docs
 from rehabref.openapi import ops as ops_docs
+from rehabref.openapi import payer_invoices as payer_invoice_docs
 from rehabref.openapi import payments as payments_docs
 from rehabref.openapi import referrals as referrals_docs
 from rehabref.openapi import rights as rights_docs
@@ -29,6 +30,7 @@ OPERATIONS: tuple[Operation, ...] = (
     *rights_docs.OPERATIONS,
     *payments_docs.OPERATIONS,
     *commission_docs.OPERATIONS,
+    *payer_invoice_docs.OPERATIONS,
     *events_docs.OPERATIONS,
     *eligibility_docs.OPERATIONS,
     *matching_docs.OPERATIONS,
@@ -46,6 +48,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *rights_docs.SCHEMA_MODELS,
     *payments_docs.SCHEMA_MODELS,
     *commission_docs.SCHEMA_MODELS,
+    *payer_invoice_docs.SCHEMA_MODELS,
     *events_docs.SCHEMA_MODELS,
     *eligibility_docs.SCHEMA_MODELS,
     *matching_docs.SCHEMA_MODELS,

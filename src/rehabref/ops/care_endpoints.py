@@ -26,7 +26,7 @@ from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.services import services_of
 from rehabref.tables.referrals import Referral
-from rehabref.workflows.sessions import complete_session
+from rehabref.workflows.sessions import complete_session, schedule_session
 
 _referrals = table(Referral)
 
@@ -48,9 +48,11 @@ async def schedule(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionSchedule, await json_object(request))
     location = (payload.location.lat, payload.location.lng) if payload.location else None
-    async with services_of(request).db.write() as conn:
-        session_id = await sessions.schedule_session(
+    services = services_of(request)
+    async with services.db.write() as conn:
+        session_id = await schedule_session(
             conn,
+            coverage=services.coverage,
             referral_id=referral_id,
             scheduled_at=parse_time(payload.scheduled_at),
             modality=payload.modality,

@@ -243,9 +243,11 @@ async def referral_free_slots(request: PlainRequest, referral_id: str) -> Respon
 async def book(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(BookingIn, await json_object(request))
-    async with services_of(request).db.write() as conn:
+    services = services_of(request)
+    async with services.db.write() as conn:
         row = await booking.book_visit(
             conn,
+            coverage=services.coverage,
             referral_id=referral_id,
             physio_id=payload.physio_id,
             starts_at=parse_time(payload.starts_at),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, Integer, String
+from sqlalchemy import Boolean, Date, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -44,6 +44,9 @@ class ReferralCoverage(Base):
     hmo_code: Mapped[str] = mapped_column(String(32))
     policy_number: Mapped[str] = mapped_column(String(64))
     procedure_code: Mapped[str] = mapped_column(String(40))
+    # The signed token the referral was created with: the HMO's proof of pre-authorisation,
+    # copied onto each claim line (migration 0026).
+    pre_auth_token: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

@@ -16,6 +16,8 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import appointments
+from rehabref.eligibility.adapters import CoverageSources
+from rehabref.eligibility.allowance import check_allowance
 from rehabref.referrals.transitions import AppointmentChange
 from rehabref.workflows import moves
 from rehabref.workflows.physio_messages import visit_booked, visit_cancelled
@@ -31,7 +33,11 @@ async def book_visit(
     actor: str,
     reason: str | None,
     now: datetime,
+    coverage: CoverageSources,
 ) -> Row[Any]:
+    """Refused first (409 ``allowance_exceeded``) when an HMO-billed member has no covered
+    session left for the visit's session."""
+    await check_allowance(conn, referral_id=referral_id, coverage=coverage)
     appointment = await appointments.book(
         conn,
         referral_id=referral_id,

@@ -112,8 +112,10 @@ new_conversations AS (
 ),
 new_coverage AS (
     INSERT INTO referral_coverage (
-        referral_id, environment, hmo_code, policy_number, procedure_code, created_at)
-    SELECT referral_id, environment, hmo_code, policy_number, procedure_code, created_at
+        referral_id, environment, hmo_code, policy_number, procedure_code, pre_auth_token,
+        created_at)
+    SELECT referral_id, environment, hmo_code, policy_number, procedure_code, pre_auth_token,
+        created_at
     FROM planned, json_populate_recordset(NULL::referral_coverage, planned.coverage)
 ),
 new_events AS (

@@ -136,6 +136,7 @@ def plan_g(
                 "hmo_code": grant.hmo_code,
                 "policy_number": grant.policy_number,
                 "procedure_code": grant.procedure_code,
+                "pre_auth_token": request.pre_auth_token,
                 "created_at": now,
             }
         ]

@@ -168,7 +168,9 @@ def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing
     """Every kind of scheduled job and the function that runs it."""
     return {
         **scenarios.handlers(coverage, roster, ring),
-        INBOUND_JOB: partial(conversation.handle_inbound, roster=roster, ring=ring),
+        INBOUND_JOB: partial(
+            conversation.handle_inbound, roster=roster, ring=ring, coverage=coverage
+        ),
         appointment_messages.REMINDER_JOB: appointment_messages.send_reminder,
         physio_messages.REMINDER_JOB: physio_messages.send_reminder,
         slot_offers.EXPIRE_JOB: slot_offers.expire_offer,

@@ -66,9 +66,11 @@ async def book_slot(request: Request[Any, Any, Any], referral_id: str) -> Templa
     try:
         starts_at = _starts_at(posted.form)
         reason = form_text(posted.form, "reason", 500) or None
-        async with services_of(request).db.write() as conn:
+        services = services_of(request)
+        async with services.db.write() as conn:
             row = await booking.book_visit(
                 conn,
+                coverage=services.coverage,
                 referral_id=referral_id,
                 physio_id=None,
                 starts_at=starts_at,

@@ -29,6 +29,7 @@ from rehabref.channels.outbox import OPT_OUT_ACK, enqueue, recipient_ref, referr
 from rehabref.clock import utcnow
 from rehabref.crypto import KeyRing
 from rehabref.db import Database
+from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
 from rehabref.intake import conversation_store as conversations
 from rehabref.intake import dialogue
@@ -195,6 +196,7 @@ async def handle_inbound(
     *,
     roster: RosterSources,
     ring: KeyRing,
+    coverage: CoverageSources,
 ) -> None:
     """A patient's message, once: the job the inbound webhook scheduled for it."""
     inbound = await unprocessed(conn, str(payload["inbound_id"]))
@@ -208,7 +210,7 @@ async def handle_inbound(
         return
     found = await _conversation_of(conn, inbound)
     if found is None:
-        await _after_intake(conn, inbound, now)
+        await _after_intake(conn, inbound, now, coverage=coverage)
         return
     referral = await lock_referral(conn, found["referral_id"])
     if referral is None:
@@ -260,7 +262,9 @@ async def handle_inbound(
     await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral.id, now=now)
 
 
-async def _after_intake(conn: AsyncConnection, inbound: Mapping[Any, Any], now: datetime) -> None:
+async def _after_intake(
+    conn: AsyncConnection, inbound: Mapping[Any, Any], now: datetime, *, coverage: CoverageSources
+) -> None:
     """A message from a patient whose intake is over: the answer to the slots offered to
     them, or (e.g. HELP to change a booked visit) a message a coordinator reads on the
     referral's timeline. From an unknown number: kept, no more."""
@@ -278,6 +282,7 @@ async def _after_intake(conn: AsyncConnection, inbound: Mapping[Any, Any], now: 
             inbound=inbound,
             availability=state.availability,
             now=now,
+            coverage=coverage,
         )
         if reply is not None:
             await _reply(

@@ -37,6 +37,7 @@ from rehabref.care.slot_choice import OFFER_HORIZON, choose_slots, expires_at
 from rehabref.channels.content import Reply
 from rehabref.clock import as_utc
 from rehabref.db import table
+from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
 from rehabref.intake import answers, prompts
 from rehabref.intake.conversation import State
@@ -177,6 +178,7 @@ async def answer_offer(
     inbound: Mapping[Any, Any],
     availability: tuple[str, ...],
     now: datetime,
+    coverage: CoverageSources,
 ) -> Reply | None:
     """The patient's reply to their open offer (referral and offer locked by the caller);
     what to answer, or None when the booking's own confirmation is the answer."""
@@ -221,6 +223,7 @@ async def answer_offer(
                 actor=actor,
                 reason="chosen by the patient from the offered slots",
                 now=now,
+                coverage=coverage,
             )
             await slot_offers.attach_appointment(
                 conn, offer_id=offer.id, appointment_id=appointment.id

@@ -20,12 +20,14 @@ from rehabref.audit.trail import entry, record, record_read
 from rehabref.care.availability import LAGOS
 from rehabref.channels.content import CHANNELS
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.errors import ApiError
 from rehabref.pages import form_tokens
 from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.physio_app import auth, calendar, visits
 from rehabref.physio_app.forms import check_in_fields, completion_fields, normalise_phone
+from rehabref.referrals.sealing import FIRST_NAME, open_text, opened_row
 from rehabref.services import Services, services_of
 from rehabref.workflows.sessions import complete_session
 from rehabref.workflows.visits import check_in
@@ -201,10 +203,10 @@ async def sign_out(request: Request[Any, Any, Any]) -> Redirect:
 # Visits ----------------------------------------------------------------------------------
 
 
-def _visit_view(row: Any) -> dict[str, Any]:
+def _visit_view(ring: KeyRing, row: Any) -> dict[str, Any]:
     return {
         "id": row.id,
-        "first_name": row.patient_first_name,
+        "first_name": open_text(ring, FIRST_NAME, row.patient_first_name),
         "area": row.patient_area or row.patient_city,
         "mode": MODES.get(row.modality, row.modality),
         "when": local(row.scheduled_at),
@@ -224,8 +226,12 @@ async def visits_page(request: Request[Any, Any, Any]) -> Template | Redirect:
     async with services.db.read() as conn:
         rows = await visits.upcoming(conn, physio_id=who.physio_id, now=now)
     await record_read(services.db, entry(who.actor, "physio_app.visits_listed"))
-    today = [_visit_view(r) for r in rows if as_utc(r.scheduled_at) < end_of_today]
-    later = [_visit_view(r) for r in rows if as_utc(r.scheduled_at) >= end_of_today]
+    today = [
+        _visit_view(services.box.ring, r) for r in rows if as_utc(r.scheduled_at) < end_of_today
+    ]
+    later = [
+        _visit_view(services.box.ring, r) for r in rows if as_utc(r.scheduled_at) >= end_of_today
+    ]
     return _page("visits", name=who.name, today=today, later=later, csrf=_csrf(services, who))
 
 
@@ -263,7 +269,7 @@ async def _render_visit(
     return _page(
         "visit",
         status,
-        visit=_visit_view(row),
+        visit=_visit_view(services.box.ring, row),
         answers=answers,
         raw_status=row.status,
         checked_in=None if row.check_in_at is None else local(row.check_in_at),
@@ -307,6 +313,7 @@ async def check_in_visit(request: Request[Any, Any, Any], session_id: str) -> Te
                 point=fields.point,
                 accuracy_m=fields.accuracy_m,
                 refusal=fields.refusal,
+                ring=services_of(request).box.ring,
                 now=utcnow(),
             )
             await record(conn, entry(who.actor, "session.started", subject=session_id))
@@ -391,7 +398,8 @@ async def calendar_feed(request: Request[Any, Any, Any], secret: str) -> Respons
         if physio_id is None:
             return Response(content=b"Not found\n", status_code=404, media_type="text/plain")
         name = await auth.physio_name(conn, physio_id)
-        rows = await calendar.visits_for_feed(conn, physio_id=physio_id, now=now)
+        found = await calendar.visits_for_feed(conn, physio_id=physio_id, now=now)
+    rows = [opened_row(services.box.ring, dict(row._mapping)) for row in found]
     await record_read(services.db, entry(f"physio:{physio_id}", "calendar_feed.read"))
     host = urlsplit(services.settings.base_url).hostname or "rehabref"
     body = calendar.render(rows, name=name, now=now, host=host)

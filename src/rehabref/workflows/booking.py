@@ -16,6 +16,7 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import appointments
+from rehabref.crypto import KeyRing
 from rehabref.referrals.transitions import AppointmentChange
 from rehabref.workflows import moves
 from rehabref.workflows.physio_messages import visit_booked, visit_cancelled
@@ -30,6 +31,7 @@ async def book_visit(
     care_mode: str,
     actor: str,
     reason: str | None,
+    ring: KeyRing,
     now: datetime,
 ) -> Row[Any]:
     appointment = await appointments.book(
@@ -41,8 +43,8 @@ async def book_visit(
         actor=actor,
         now=now,
     )
-    await _move_to_booked(conn, appointment, actor=actor, reason=reason, now=now)
-    await visit_booked(conn, appointment, now=now)
+    await _move_to_booked(conn, appointment, actor=actor, reason=reason, ring=ring, now=now)
+    await visit_booked(conn, appointment, ring=ring, now=now)
     return appointment
 
 
@@ -53,6 +55,7 @@ async def reschedule_visit(
     starts_at: datetime,
     reason: str,
     actor: str,
+    ring: KeyRing,
     now: datetime,
 ) -> Row[Any]:
     appointment = await appointments.reschedule(
@@ -63,23 +66,35 @@ async def reschedule_visit(
         actor=actor,
         now=now,
     )
-    await _move_to_booked(conn, appointment, actor=actor, reason=reason, now=now)
-    await visit_booked(conn, appointment, now=now)
+    await _move_to_booked(conn, appointment, actor=actor, reason=reason, ring=ring, now=now)
+    await visit_booked(conn, appointment, ring=ring, now=now)
     return appointment
 
 
 async def cancel_visit(
-    conn: AsyncConnection, *, appointment_id: str, reason: str, actor: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    appointment_id: str,
+    reason: str,
+    actor: str,
+    ring: KeyRing,
+    now: datetime,
 ) -> Row[Any]:
     appointment = await appointments.cancel(
         conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now
     )
-    await visit_cancelled(conn, appointment, now=now)
+    await visit_cancelled(conn, appointment, ring=ring, now=now)
     return appointment
 
 
 async def _move_to_booked(
-    conn: AsyncConnection, appointment: Row[Any], *, actor: str, reason: str | None, now: datetime
+    conn: AsyncConnection,
+    appointment: Row[Any],
+    *,
+    actor: str,
+    reason: str | None,
+    ring: KeyRing,
+    now: datetime,
 ) -> None:
     await moves.move_referral(
         conn,
@@ -90,5 +105,6 @@ async def _move_to_booked(
         appointment=AppointmentChange(
             scheduled_at=appointment.starts_at, care_mode=appointment.care_mode
         ),
+        ring=ring,
         now=now,
     )

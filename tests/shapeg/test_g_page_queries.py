@@ -23,8 +23,8 @@ from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tracking import new_tracking_code
 from rehabref.scope import PartnerScope
 from rehabref.tables import metadata
-from tests.support.tenants import Tenant, seed_tenants
 from tests.support.partners import TEST_RING
+from tests.support.tenants import Tenant, seed_tenants
 
 BASE_URL = "http://rehabref.test"
 

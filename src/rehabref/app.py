@@ -105,7 +105,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
                 wiring.periodic_jobs(
                     coverage, roster, messages, ring=box.ring, settings=settings, paystack=paystack
                 ),
-                partial(wiring.delivery_transport, db),
+                partial(wiring.delivery_transport, db, ring=box.ring),
             )
             if run_worker
             else None

@@ -150,13 +150,13 @@ def message_worker(
     )
 
 
-def delivery_transport(db: Database, config: WorkerConfig) -> DeliveryTransport:
+def delivery_transport(db: Database, config: WorkerConfig, *, ring: KeyRing) -> DeliveryTransport:
     """Live deliveries: the real HTTP sender. Sandbox deliveries: the same sender, with the
     three copies of test phone 5 (replay / webhook failure) for that phone's referrals."""
     http = HttpTransport.create(
         allow_loopback=config.allow_loopback_targets, concurrency=config.concurrency
     )
-    return ByEnvironment(live=http, test=PhoneFiveReplay(db, http))
+    return ByEnvironment(live=http, test=PhoneFiveReplay(db, http, ring))
 
 
 def referral_created_hooks() -> tuple[ReferralCreated, ...]:
@@ -171,14 +171,14 @@ def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing
         INBOUND_JOB: partial(
             conversation.handle_inbound, roster=roster, ring=ring, coverage=coverage
         ),
-        appointment_messages.REMINDER_JOB: appointment_messages.send_reminder,
-        physio_messages.REMINDER_JOB: physio_messages.send_reminder,
+        appointment_messages.REMINDER_JOB: partial(appointment_messages.send_reminder, ring=ring),
+        physio_messages.REMINDER_JOB: partial(physio_messages.send_reminder, ring=ring),
         slot_offers.EXPIRE_JOB: slot_offers.expire_offer,
     }
 
 
-async def nudge_silent_conversations(db: Database) -> None:
-    await conversation.nudge_silent(db)
+async def nudge_silent_conversations(db: Database, *, ring: KeyRing) -> None:
+    await conversation.nudge_silent(db, ring=ring)
 
 
 async def enforce_retention(
@@ -213,13 +213,16 @@ def periodic_jobs(
         payments = {
             "payments.initialize_due": (
                 PAYMENTS_POLL_SECONDS,
-                partial(initialize_due, client=paystack, config=config),
+                partial(initialize_due, client=paystack, config=config, ring=ring),
             )
         }
     return {
         **payments,
         "channels.send_due": (MESSAGES_POLL_SECONDS, messages.run_once),
-        "intake.nudge_silent": (NUDGE_POLL_SECONDS, nudge_silent_conversations),
+        "intake.nudge_silent": (
+            NUDGE_POLL_SECONDS,
+            partial(nudge_silent_conversations, ring=ring),
+        ),
         "billing.draft_payer_invoices": (PAYER_INVOICES_SECONDS, draft_payer_invoices),
         "rights.retention": (
             RETENTION_SECONDS,

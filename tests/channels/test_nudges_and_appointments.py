@@ -15,6 +15,7 @@ from rehabref.workflows.conversation import nudge_silent
 from tests.conftest import count
 from tests.support.api import created
 from tests.support.operators import moved
+from tests.support.partners import TEST_RING
 
 
 def purposes(sql, referral_id: str) -> list[str]:
@@ -30,7 +31,7 @@ def nudge_until_done(database_url: str, at: datetime) -> None:
     async def run() -> None:
         db = Database(database_url, pool_size=1)
         try:
-            while await nudge_silent(db, now=at):
+            while await nudge_silent(db, ring=TEST_RING, now=at):
                 pass
         finally:
             await db.dispose()
@@ -96,7 +97,7 @@ def test_a_booking_is_confirmed_and_reminded_the_day_before_only_if_unchanged(
         db = Database(database_url, pool_size=1)
         try:
             async with db.write() as conn:
-                await send_reminder(conn, payload, datetime.now(UTC))
+                await send_reminder(conn, payload, datetime.now(UTC), ring=TEST_RING)
         finally:
             await db.dispose()
 

@@ -84,7 +84,9 @@ def test_board_lists_and_searches(console, client, partner):
     by_status = console.get("/console", params={"status": "booked", "q": "BOARD-1"})
     assert f"/console/referrals/{created['referral_id']}" not in by_status.text
     assert "No referrals match." in by_status.text
-    assert created["referral_id"] in console.get("/console", params={"q": "amak"}).text
+    # Phone and e-mail match exactly, through their blind indexes; sealed names match nothing.
+    assert created["referral_id"] in console.get("/console", params={"q": "+2348031234567"}).text
+    assert created["referral_id"] not in console.get("/console", params={"q": "amak"}).text
 
 
 def test_post_without_csrf_token_is_refused(console, client, partner, sql):

@@ -34,7 +34,7 @@ from rehabref.referrals.transitions import (
 from rehabref.tables.events import Event
 from rehabref.tables.referrals import Referral, ReferralTransition
 from rehabref.workflows.moves import move_referral
-from tests.support.partners import onboard
+from tests.support.partners import TEST_RING, onboard
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)
@@ -124,6 +124,7 @@ class Harness:
                     reason="property walk",
                     appointment=appointment,
                     payment=payment,
+                    ring=TEST_RING,
                 )
         except ApiError as exc:
             return exc

@@ -10,11 +10,17 @@ from tests.support.operators import OPS, create_operator, move, moved, op_header
 
 
 def _queue(client, token, status="open"):
-    response = client.get(
-        f"{OPS}/contact-tasks", params={"status": status, "limit": 100}, headers=op_headers(token)
-    )
-    assert response.status_code == 200, response.text
-    return response.json()
+    """Every task of ``status``, through all pages (the suite's database holds many)."""
+    params = {"status": status, "limit": 100}
+    tasks = []
+    while True:
+        response = client.get(f"{OPS}/contact-tasks", params=params, headers=op_headers(token))
+        assert response.status_code == 200, response.text
+        page = response.json()
+        tasks += page["data"]
+        if not page["has_more"]:
+            return {"data": tasks}
+        params["cursor"] = page["next_cursor"]
 
 
 def _task_for(client, token, referral_id, status="open"):

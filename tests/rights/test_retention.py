@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import text
 
 from rehabref.config import ConfigError, load_settings
+from rehabref.referrals.sealing import PHONE, open_text
 from rehabref.workflows.retention import (
     Periods,
     cutoffs,
@@ -23,7 +24,7 @@ from rehabref.workflows.retention import (
 from tests.rights.test_data_subject import new_phone
 from tests.support.api import created
 from tests.support.operators import move
-from tests.support.partners import TEST_SECRET_KEY
+from tests.support.partners import TEST_RING, TEST_SECRET_KEY
 from tests.support.server import isolated_environ
 
 NOW = datetime(2027, 6, 1, 12, 0, tzinfo=UTC)
@@ -117,7 +118,8 @@ def test_retention_dry_run_reports_and_a_real_run_removes(
             )
 
     before = snapshot()
-    assert before[0] == old_phone and before[1] >= 1 and before[2] >= 2
+    stored_phone = open_text(TEST_RING, PHONE, before[0])  # sealed at rest
+    assert stored_phone == old_phone and before[1] >= 1 and before[2] >= 2
 
     report = json.loads(cli(database_url, "retention", "--dry-run").stdout)
     assert report["dry_run"] is True
@@ -141,7 +143,8 @@ def test_retention_dry_run_reports_and_a_real_run_removes(
             text("SELECT status, erased_at, consent_withdrawn_at FROM referrals WHERE id = :r"),
             {"r": ended["referral_id"]},
         ).one()
-    assert still.patient_phone == open_phone and still.erased_at is None  # not ended: kept
+    kept = open_text(TEST_RING, PHONE, still.patient_phone)
+    assert kept == open_phone and still.erased_at is None  # not ended: kept
     assert erased.status == "cancelled" and erased.erased_at is not None
     assert erased.consent_withdrawn_at is None  # retention is not a withdrawal
     again = json.loads(cli(database_url, "retention", "--dry-run").stdout)

@@ -77,8 +77,9 @@ def _send_once(db_url: str, partner_id: str, environment: str, referral_id: str,
     async def work() -> tuple[Any, list[Any]]:
         db = Database(db_url)
         config = WorkerConfig(retry_base_seconds=5, allow_loopback_targets=True)
+        box = SecretBox(TEST_SECRET_KEY)
         worker = DeliveryWorker(
-            db, SecretBox(TEST_SECRET_KEY), config, transport=delivery_transport(db, config)
+            db, box, config, transport=delivery_transport(db, config, ring=box.ring)
         )
         try:
             event_id = await _seed(db, partner_id, environment, referral_id, url)

@@ -9,11 +9,14 @@ Real server and database (SQLite or PostgreSQL, per REHABREF_TEST_DATABASE).
 from __future__ import annotations
 
 import asyncio
+import secrets
+import string
 import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 from sqlalchemy import make_url, text
 from sqlalchemy.engine import Engine
 
@@ -22,6 +25,7 @@ from rehabref.db import Database
 from rehabref.idempotency.service import SEALED_RESPONSE
 from rehabref.instance_secret import SecretBox
 from rehabref.referrals.store import unscoped_referral_ids_of_person
+from tests.console.operators import make_operator, sign_in
 from tests.shapeg.bodies import g_referral
 from tests.support.api import REFERRALS, bearer
 from tests.support.operators import create_operator, op_headers
@@ -181,4 +185,93 @@ def test_clinical_text_is_sealed_in_the_database_file_and_in_a_dump(
     assert f"ext-{tag}".encode() in copy and f"ref-{tag}".encode() in copy
     # ...but not why the patients were referred.
     for secret in (reason, diagnosis, f"Hamstring strain {tag}", f"Frozen shoulder {tag}"):
+        assert secret.encode() not in copy, f"{secret!r} is readable in the database copy"
+
+
+def _name() -> str:
+    """A first or last name found nowhere else in the database."""
+    letters = string.ascii_lowercase
+    return "".join(secrets.choice(letters) for _ in range(10)).capitalize()
+
+
+def test_patient_identifiers_are_sealed_yet_every_reader_shows_them(
+    client, server, make_partner, sql, database_url
+):
+    first, last = _name(), _name()
+    phone = f"+23480{secrets.randbelow(10**8):08d}"
+    email = f"{first.lower()}.{uuid.uuid4().hex[:6]}@example.com"
+    v1_partner = make_partner()
+    body = v1_referral(
+        patient={"first_name": first, "phone": phone, "email": email, "city": "Lagos"},
+        route="contact",  # a coordinator calls: no message holds the name yet
+    )
+    v1 = client.post(
+        REFERRALS,
+        json=body,
+        headers={**bearer(v1_partner["keys"]["sk_test"]), "Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert v1.status_code == 201, v1.text
+    referral_id = v1.json()["referral_id"]
+
+    with sql.connect() as conn:
+        stored = conn.execute(
+            text(
+                "SELECT patient_first_name, patient_phone, patient_email, patient_phone_index"
+                " FROM referrals WHERE id = :id"
+            ),
+            {"id": referral_id},
+        ).one()
+    assert all(value.startswith("s1.k0.") for value in stored[:3])
+    assert stored.patient_phone_index == blind_index(RING, "phone", phone)
+
+    # The readers open them: the partner's record, the operators' view and contact tasks,
+    # the console's referral page and its search by exact phone or e-mail.
+    record = client.get(f"{REFERRALS}/{referral_id}", headers=bearer(v1_partner["keys"]["sk_test"]))
+    assert record.json()["patient"]["first_name"] == first
+    token = create_operator(database_url)
+    shown = client.get(f"/api/v1/ops/referrals/{referral_id}", headers=op_headers(token))
+    assert (
+        shown.json()["patient"] | {"first_name": first, "phone": phone, "email": email}
+        == (shown.json()["patient"])
+    )
+    mine: list[dict[str, Any]] = []
+    params = {"limit": "100"}
+    while not mine:  # oldest first, and the suite's database holds many
+        page = client.get(
+            "/api/v1/ops/contact-tasks", params=params, headers=op_headers(token)
+        ).json()
+        mine = [t for t in page["data"] if t["referral_id"] == referral_id]
+        if not page["has_more"]:
+            break
+        params["cursor"] = page["next_cursor"]
+    assert mine and mine[0]["patient"]["phone"] == phone
+    with httpx.Client(base_url=server.base_url) as console:
+        assert sign_in(console, make_operator(database_url)["token"]).status_code == 303
+        page = console.get(f"/console/referrals/{referral_id}")
+        assert first in page.text and phone in page.text and email in page.text
+        assert "s1.k0." not in page.text
+        for term in (phone, email.upper()):
+            found = console.get("/console", params={"q": term})
+            assert referral_id in found.text and first in found.text, term
+        # Names are sealed: they are no search term (docs/decisions.md 23).
+        assert referral_id not in console.get("/console", params={"q": first}).text
+
+    g_partner = make_partner(contract="g")
+    g_body = g_referral()
+    g_body["patient"] |= {"first_name": first, "last_name": last, "phone": phone}
+    g = client.post(
+        "/v1/partner/referrals", json=g_body, headers=bearer(g_partner["keys"]["sk_test"])
+    )
+    assert g.status_code == 201, g.text
+    g_record = client.get(
+        f"{REFERRALS}/{g.json()['referral_id']}",
+        headers=bearer(g_partner["keys"]["sk_test"]),
+    ).json()
+    assert (g_record["patient"]["firstName"], g_record["patient"]["lastName"]) == (first, last)
+    assert g_record["patient"]["phone"] == phone
+
+    # The copy holds neither (the Shape G referral's first message still names the patient:
+    # messages are sealed separately).
+    copy = _raw_database_bytes(database_url, sql)
+    for secret in (email, last):
         assert secret.encode() not in copy, f"{secret!r} is readable in the database copy"

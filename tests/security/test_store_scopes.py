@@ -97,7 +97,7 @@ EXERCISES: dict[Callable[..., Any], Exercise] = {
     records_g.g_records: Exercise(
         lambda c, s, t: _then(
             _referral(c, s, t),
-            lambda row: records_g.g_records(c, s, [row], base_url="http://x"),
+            lambda row: records_g.g_records(c, s, [row], ring=TEST_RING, base_url="http://x"),
         )
     ),
     links.create_link: Exercise(

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import text
 
 from rehabref.crypto import open_sealed
-from rehabref.referrals.sealing import DIAGNOSIS
+from rehabref.referrals.sealing import DIAGNOSIS, EMAIL
 from tests.conftest import auth, count
 from tests.shapeg.bodies import g_referral, minimal_g_referral, one
 from tests.support.partners import TEST_RING
@@ -57,9 +57,14 @@ def test_full_body_returns_the_union_response(client, partner, sql):
         "referring_doctor, patient_area, patient_email FROM referrals WHERE id = :id",
         id=referral_id,
     )
-    # The diagnosis is sealed at rest (docs/security.md) and opens to what was sent.
+    # The diagnosis and e-mail are sealed at rest (docs/security.md) and opens to what was sent.
     assert row[4].startswith("s1.")
-    stored = (*row[:4], open_sealed(TEST_RING, DIAGNOSIS, row[4]), *row[5:])
+    stored = (
+        *row[:4],
+        open_sealed(TEST_RING, DIAGNOSIS, row[4]),
+        *row[5:7],
+        open_sealed(TEST_RING, EMAIL, row[7]),
+    )
     assert stored == (
         "g",
         6,

@@ -23,6 +23,7 @@ from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tracking import new_tracking_code
 from rehabref.scope import PartnerScope
 from rehabref.tables import metadata
+from tests.support.partners import TEST_RING
 from tests.support.tenants import Tenant, seed_tenants
 
 BASE_URL = "http://rehabref.test"
@@ -166,9 +167,9 @@ async def test_a_page_of_twenty_costs_what_a_page_of_one_costs(
     one = [row for row in twenty if row.assigned_physio_id is not None][:1]
     async with db.read() as conn:
         with counted(conn) as one_page:
-            await g_records(conn, scope, one, base_url=BASE_URL)
+            await g_records(conn, scope, one, ring=TEST_RING, base_url=BASE_URL)
         with counted(conn) as twenty_page:
-            records = await g_records(conn, scope, twenty, base_url=BASE_URL)
+            records = await g_records(conn, scope, twenty, ring=TEST_RING, base_url=BASE_URL)
     assert len(one_page) == len(twenty_page) == 3
     assert [record["referral_id"] for record in records] == [row.id for row in twenty]
 
@@ -179,8 +180,11 @@ async def test_a_record_on_a_page_is_the_record_rendered_alone(
     scope = PartnerScope(tenant.partner_id, tenant.environment)
     rows = await _page(db, scope, 21)
     async with db.read() as conn:
-        page = await g_records(conn, scope, rows, base_url=BASE_URL)
-        alone = [(await g_records(conn, scope, [row], base_url=BASE_URL))[0] for row in rows]
+        page = await g_records(conn, scope, rows, ring=TEST_RING, base_url=BASE_URL)
+        alone = [
+            (await g_records(conn, scope, [row], ring=TEST_RING, base_url=BASE_URL))[0]
+            for row in rows
+        ]
     assert page == alone
     statuses = {record["current_status"] for record in page}
     # The seeded states reach every branch that depends on the loaded extras.

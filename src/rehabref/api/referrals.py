@@ -96,9 +96,11 @@ async def get_referral(request: ApiRequest, referral_id: str) -> Response[bytes]
         raise ApiError(404, "not_found", "No referral with this identifier.")
     if row.shape == "g":
         async with services.db.read() as conn:
-            records = await g_records(conn, scope, [row], base_url=services.settings.base_url)
+            records = await g_records(
+                conn, scope, [row], ring=services.box.ring, base_url=services.settings.base_url
+            )
         return json_response(records[0])
-    return json_response(v1_record(row, principal))
+    return json_response(v1_record(services.box.ring, row, principal))
 
 
 async def list_referrals(request: ApiRequest) -> Response[bytes]:
@@ -148,13 +150,18 @@ async def _records(
     Shape G rows of a page are completed together, in a fixed number of queries."""
     g_rows = [row for row in rows if row.shape == "g"]
     if not g_rows:
-        return [v1_record(row, principal) for row in rows]
+        return [v1_record(services.box.ring, row, principal) for row in rows]
     async with services.db.read() as conn:
         g_by_id = {
             record["referral_id"]: record
-            for record in await g_records(conn, scope, g_rows, base_url=services.settings.base_url)
+            for record in await g_records(
+                conn, scope, g_rows, ring=services.box.ring, base_url=services.settings.base_url
+            )
         }
-    return [g_by_id[row.id] if row.shape == "g" else v1_record(row, principal) for row in rows]
+    return [
+        g_by_id[row.id] if row.shape == "g" else v1_record(services.box.ring, row, principal)
+        for row in rows
+    ]
 
 
 def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:

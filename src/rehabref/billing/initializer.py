@@ -27,7 +27,9 @@ from rehabref.billing.policy import next_init_attempt, payer_email
 from rehabref.billing.schemas import pay_url
 from rehabref.billing.store import requests
 from rehabref.clock import utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
+from rehabref.referrals.sealing import EMAIL, open_text
 from rehabref.tables.referrals import Referral
 
 log = logging.getLogger("rehabref.payments")
@@ -70,7 +72,9 @@ class _Claimed:
     lease_until: datetime
 
 
-async def _claim(db: Database, config: InitializerConfig, now: datetime) -> list[_Claimed]:
+async def _claim(
+    db: Database, config: InitializerConfig, ring: KeyRing, now: datetime
+) -> list[_Claimed]:
     r = requests
     due = or_(
         and_(r.c.init_state == "pending", r.c.init_next_at <= now),
@@ -113,7 +117,7 @@ async def _claim(db: Database, config: InitializerConfig, now: datetime) -> list
             pay_token=row.pay_token,
             amount_minor=row.amount_minor,
             currency=row.currency,
-            email=payer_email(row.patient_email, row.referral_id),
+            email=payer_email(open_text(ring, EMAIL, row.patient_email), row.referral_id),
             attempts=row.init_attempts,
             lease_until=lease_until,
         )
@@ -140,10 +144,11 @@ async def initialize_due(
     client: Initializer,
     config: InitializerConfig,
     *,
+    ring: KeyRing,
     now: datetime | None = None,
 ) -> int:
     """One round: initialize every due request; returns how many were tried."""
-    claimed = await _claim(db, config, now or utcnow())
+    claimed = await _claim(db, config, ring, now or utcnow())
     for item in claimed:
         try:
             done = await client.initialize(

@@ -98,7 +98,7 @@ def render_pdf(
     pdf.add_page()
     pdf.set_font("DejaVu", "B", 16)
     pdf.cell(0, 10, "Physiotherapy discharge summary", new_x=XPos.LMARGIN, new_y=YPos.NEXT)
-    _line(pdf, "Patient", patient_name(referral))
+    _line(pdf, "Patient", patient_name(ring, referral))
     _line(pdf, "Referral", referral.id)
     _line(pdf, "Referred by", referral.referring_doctor or "not recorded")
     _line(pdf, "Diagnosis", clinical_text(ring, referral).summary or "not recorded")

@@ -28,7 +28,7 @@ from rehabref.clock import as_utc
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
-from rehabref.referrals.sealing import clinical_text
+from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.scope import PartnerScope
 from rehabref.tables.care import CareSession
 
@@ -157,10 +157,8 @@ def conclusion(referral: ReferralRow, outcome: Outcome) -> str:
     return text
 
 
-def patient_name(referral: ReferralRow) -> str:
-    return " ".join(
-        part for part in (referral.patient_first_name, referral.patient_last_name) if part
-    )
+def patient_name(ring: KeyRing, referral: ReferralRow) -> str:
+    return patient_identity(ring, referral).full_name
 
 
 async def load_outcome(conn: AsyncConnection, referral: ReferralRow) -> Outcome:
@@ -182,7 +180,7 @@ def report_body(
 ) -> dict[str, Any]:
     return {
         "referral_id": referral.id,
-        "patient_name": patient_name(referral),
+        "patient_name": patient_name(ring, referral),
         "referring_doctor": referral.referring_doctor,
         "diagnosis": clinical_text(ring, referral).summary,
         "treatment_period": {

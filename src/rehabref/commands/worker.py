@@ -34,7 +34,7 @@ async def run_standalone(settings: Any) -> None:
             settings=settings,
             paystack=paystack,
         ),
-        transport=wiring.delivery_transport(db, config),
+        transport=wiring.delivery_transport(db, config, ring=box.ring),
     )
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

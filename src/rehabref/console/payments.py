@@ -48,6 +48,7 @@ async def send_payment_link(
                 actor=posted.signed.operator.actor,
                 base_url=services.settings.base_url,
                 channels=services.channels,
+                ring=services.box.ring,
                 now=utcnow(),
                 live_payments=services.paystack is not None,
             )

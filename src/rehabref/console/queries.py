@@ -3,6 +3,7 @@ a referral the coordinator opened by id). Never commits."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Row, func, or_, select
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events import history
+from rehabref.referrals.sealing import opened_row
 from rehabref.referrals.status import STATUSES
 from rehabref.referrals.store import person_conditions
 from rehabref.scope import OperatorScope
@@ -40,9 +42,11 @@ async def board(
     search: str | None,
     before_id: str | None,
     ring: KeyRing,
-) -> tuple[list[Row[Any]], bool]:
-    """Newest first. ``search`` matches an identifier or phone exactly (the phone through
-    its blind index, ``ring``), a first name, e-mail or city by prefix (case-insensitive)."""
+) -> tuple[list[SimpleNamespace], bool]:
+    """Newest first, first names opened. ``search`` matches an identifier, a phone or an
+    e-mail address exactly (these two through their blind indexes, ``ring``: they are
+    sealed) or a city by prefix (case-insensitive). Names are sealed and not searchable
+    (docs/decisions.md 23)."""
     query = scope.select(
         _referrals,
         _referrals.c.id,
@@ -68,9 +72,7 @@ async def board(
                 _referrals.c.external_ref == term,
                 _referrals.c.partner_reference == term,
                 _referrals.c.tracking_code == term,
-                *person_conditions(ring, phone=term, email=None),
-                func.lower(_referrals.c.patient_first_name).like(prefix),
-                func.lower(_referrals.c.patient_email).like(prefix),
+                *person_conditions(ring, phone=term, email=term),
                 func.lower(_referrals.c.patient_city).like(prefix),
             )
         )
@@ -79,7 +81,8 @@ async def board(
     rows: list[Any] = list(
         (await conn.execute(query.order_by(_referrals.c.id.desc()).limit(BOARD_LIMIT + 1))).all()
     )
-    return list(rows[:BOARD_LIMIT]), len(rows) > BOARD_LIMIT
+    shown = [opened_row(ring, row._mapping) for row in rows[:BOARD_LIMIT]]
+    return shown, len(rows) > BOARD_LIMIT
 
 
 async def referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:

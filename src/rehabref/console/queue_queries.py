@@ -14,17 +14,19 @@ Never commits.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.outcome_due import overdue_since
 from rehabref.clock import as_utc
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events import history
+from rehabref.referrals.sealing import opened_row
 from rehabref.scope import OperatorScope
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.intake import ContactTask
@@ -56,9 +58,13 @@ _tasks = table(ContactTask)
 class Item:
     """One piece of work: the referral it is about and what is due."""
 
-    referral: Row[Any]
+    referral: Any  # a row of ``_base``'s columns
     what: str
     since: datetime | None
+
+    def opened(self, ring: KeyRing) -> Item:
+        """The item with its referral's sealed columns (the first name) opened."""
+        return replace(self, referral=opened_row(ring, self.referral._mapping))
 
 
 def _base(scope: OperatorScope, city: str | None) -> Any:

@@ -21,6 +21,7 @@ from rehabref.events import history, subscriptions
 from rehabref.matching import registry
 from rehabref.matching.schemas import Modality, PhysioCreate, Specialization
 from rehabref.ops import service as ops
+from rehabref.referrals.sealing import opened_row
 from rehabref.request_body import field_errors
 from rehabref.scope import OperatorScope
 from rehabref.services import services_of
@@ -44,7 +45,7 @@ async def tasks_page(request: Request[Any, Any, Any]) -> Template | Redirect:
     return page(
         "tasks",
         {
-            "rows": rows,
+            "rows": [opened_row(services_of(request).box.ring, dict(row._mapping)) for row in rows],
             "has_more": has_more,
             "status": status,
             "statuses": ops.TASK_STATUSES,

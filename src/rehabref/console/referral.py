@@ -101,6 +101,7 @@ async def move(request: Request[Any, Any, Any], referral_id: str) -> Template | 
                 reason=reason,
                 appointment=appointment,
                 payment=payment,
+                ring=services_of(request).box.ring,
             )
     except ApiError as exc:
         detail = "; ".join(exc.fields.values()) if exc.fields else ""

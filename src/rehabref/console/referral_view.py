@@ -34,7 +34,7 @@ from rehabref.matching.assignments import assignments_of
 from rehabref.matching.roster import in_scope
 from rehabref.matching.rules import SPECIALIZATIONS
 from rehabref.ops.service import history as transitions_of
-from rehabref.referrals.sealing import clinical_text
+from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.referrals.transitions import ALLOWED, APPOINTMENT_MODES
 from rehabref.services import services_of
 from rehabref.tables.care import CareSession
@@ -128,6 +128,7 @@ async def render_referral(
         {
             "r": row,
             "clinical": clinical_text(ring, row),
+            "patient": patient_identity(ring, row),
             "intake": intake,
             "physio": physio,
             "assignments": assignments,

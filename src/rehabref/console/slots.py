@@ -71,6 +71,7 @@ async def book_slot(request: Request[Any, Any, Any], referral_id: str) -> Templa
             row = await booking.book_visit(
                 conn,
                 coverage=services.coverage,
+                ring=services.box.ring,
                 referral_id=referral_id,
                 physio_id=None,
                 starts_at=starts_at,
@@ -120,7 +121,8 @@ async def change_appointment(
     try:
         reason = _reason(posted.form)
         now = utcnow()
-        async with services_of(request).db.write() as conn:
+        services = services_of(request)
+        async with services.db.write() as conn:
             if action == "reschedule":
                 row = await booking.reschedule_visit(
                     conn,
@@ -128,11 +130,17 @@ async def change_appointment(
                     starts_at=_starts_at(posted.form),
                     reason=reason,
                     actor=actor,
+                    ring=services.box.ring,
                     now=now,
                 )
             else:
                 row = await booking.cancel_visit(
-                    conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now
+                    conn,
+                    appointment_id=appointment_id,
+                    reason=reason,
+                    actor=actor,
+                    ring=services.box.ring,
+                    now=now,
                 )
             done = "rescheduled" if action == "reschedule" else "cancelled"
             await record(

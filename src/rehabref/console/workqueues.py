@@ -42,6 +42,9 @@ async def queues_page(request: Request[Any, Any, Any]) -> Template | Redirect:
             "outcomes_overdue": await queue_queries.outcomes_overdue(conn, scope, now, city),
             "failed_deliveries": await queue_queries.failed_deliveries(conn, scope),
         }
+        ring = services_of(request).box.ring
+        for name in ("unmatched", "awaiting_booking", "no_show", "outcomes_overdue"):
+            work[name] = [item.opened(ring) for item in work[name]]
         partners = await queries.partner_names(
             conn, {item["partner_id"] for item in work["failed_deliveries"]}
         )

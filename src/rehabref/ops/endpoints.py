@@ -62,6 +62,7 @@ async def move_referral(request: PlainRequest, referral_id: str) -> Response[byt
             reason=payload.reason,
             appointment=appointment,
             payment=payment,
+            ring=services_of(request).box.ring,
         )
     return json_response(referral_view(services_of(request).box.ring, row))
 
@@ -129,7 +130,7 @@ async def list_contact_tasks(request: PlainRequest) -> Response[bytes]:
         )
     return json_response(
         page_envelope(
-            [task_view(r) for r in rows],
+            [task_view(services_of(request).box.ring, r) for r in rows],
             has_more=has_more,
             last_id=rows[-1].id if rows else None,
             encode=service.encode_cursor,
@@ -143,7 +144,7 @@ async def claim_contact_task(request: PlainRequest, task_id: str) -> Response[by
         await service.claim_task(conn, task_id=task_id, actor=operator.actor, now=utcnow())
         row = await service.get_task(conn, task_id)
         await _audit_task(conn, operator, "contact_task.claimed", row)
-    return json_response(task_view(row))
+    return json_response(task_view(services_of(request).box.ring, row))
 
 
 async def complete_contact_task(request: PlainRequest, task_id: str) -> Response[bytes]:
@@ -164,7 +165,7 @@ async def complete_contact_task(request: PlainRequest, task_id: str) -> Response
             await _send_assistant_link(services, conn, task.referral_id, now)
         row = await service.get_task(conn, task_id)
         await _audit_task(conn, operator, "contact_task.completed", row)
-    return json_response(task_view(row))
+    return json_response(task_view(services_of(request).box.ring, row))
 
 
 async def _audit_task(conn: Any, operator: OperatorPrincipal, action: str, task: Any) -> None:
@@ -188,7 +189,12 @@ async def _send_assistant_link(services: Services, conn: Any, referral_id: str, 
         base_url=services.settings.base_url,
     )
     await send_assistant_link(
-        conn, referral_id=referral_id, link=url, channels=services.channels, now=now
+        conn,
+        referral_id=referral_id,
+        link=url,
+        channels=services.channels,
+        ring=services.box.ring,
+        now=now,
     )
 
 

@@ -61,6 +61,7 @@ async def create_payment_request(request: PlainRequest, referral_id: str) -> Res
             actor=operator.actor,
             base_url=settings.base_url,
             channels=services.channels,
+            ring=services.box.ring,
             now=utcnow(),
             live_payments=services.paystack is not None,
         )

@@ -254,6 +254,7 @@ async def book(request: PlainRequest, referral_id: str) -> Response[bytes]:
             care_mode=payload.care_mode,
             actor=operator.actor,
             reason=payload.reason,
+            ring=services_of(request).box.ring,
             now=utcnow(),
         )
         await record(
@@ -285,6 +286,7 @@ async def reschedule(request: PlainRequest, appointment_id: str) -> Response[byt
             starts_at=parse_time(payload.starts_at),
             reason=payload.reason,
             actor=operator.actor,
+            ring=services_of(request).box.ring,
             now=utcnow(),
         )
         await record(
@@ -308,6 +310,7 @@ async def cancel(request: PlainRequest, appointment_id: str) -> Response[bytes]:
             appointment_id=appointment_id,
             reason=payload.reason,
             actor=operator.actor,
+            ring=services_of(request).box.ring,
             now=utcnow(),
         )
         await record(

@@ -9,7 +9,7 @@ from sqlalchemy import Row
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.referrals.rows import ReferralRow
-from rehabref.referrals.sealing import clinical_text
+from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.referrals.transitions import ALLOWED
 
 
@@ -17,12 +17,13 @@ def _when(value: Any) -> str | None:
     return None if value is None else iso(as_utc(value))
 
 
-def patient_of(row: ReferralRow) -> dict[str, Any]:
+def patient_of(ring: KeyRing, row: ReferralRow) -> dict[str, Any]:
+    person = patient_identity(ring, row)
     return {
-        "first_name": row.patient_first_name,
-        "last_name": row.patient_last_name,
-        "phone": row.patient_phone,
-        "email": row.patient_email,
+        "first_name": person.first_name,
+        "last_name": person.last_name,
+        "phone": person.phone,
+        "email": person.email,
         "city": row.patient_city,
         "area": row.patient_area,
     }
@@ -59,7 +60,7 @@ def referral_view(ring: KeyRing, row: ReferralRow) -> dict[str, Any]:
         "route": row.route,
         "preferred_contact": row.preferred_contact,
         "reason": clinical.reason,
-        "patient": patient_of(row),
+        "patient": patient_of(ring, row),
         "appointment": appointment,
         "payment": payment,
         "assigned_physio_id": row.assigned_physio_id,
@@ -91,7 +92,7 @@ def transition_view(row: Row[Any]) -> dict[str, Any]:
     }
 
 
-def task_view(row: Row[Any]) -> dict[str, Any]:
+def task_view(ring: KeyRing, row: Row[Any]) -> dict[str, Any]:
     """A contact_tasks row joined with its referral's patient columns."""
     return {
         "task_id": row.id,
@@ -104,7 +105,7 @@ def task_view(row: Row[Any]) -> dict[str, Any]:
         "claimed_by": row.claimed_by,
         "outcome": row.outcome,
         "note": row.note,
-        "patient": patient_of(row),
+        "patient": patient_of(ring, row),
         "referral_status": row.referral_status,
         "created_at": _when(row.created_at),
         "updated_at": _when(row.updated_at),

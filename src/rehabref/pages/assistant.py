@@ -36,6 +36,7 @@ from rehabref.intake.service import (
 from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.referrals import store
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.services import Services, services_of
 from rehabref.workflows.conversation import web_answer, web_state
@@ -213,7 +214,7 @@ async def assistant_page(request: Request[Any, Any, Any], token: str) -> Templat
         referral = await store.unscoped_get_referral(conn, referral_id=row.referral_id)
         if referral is None or referral.status in ENDED:
             return _gone()
-        state, ctx = await web_state(conn, referral=referral)
+        state, ctx = await web_state(conn, ring=services.box.ring, referral=referral)
     if state.step == "completed":  # done on another channel: the link is used up
         return _gone()
     if state.step in dialogue.TERMINAL:
@@ -283,7 +284,7 @@ async def answer_question(request: Request[Any, Any, Any], token: str) -> Templa
     if turn.state.step in dialogue.TERMINAL:
         return _ending_page(
             turn.state,
-            row.patient_first_name,
+            open_text(services.box.ring, FIRST_NAME, row.patient_first_name) or "",
             withdrawal_url(services.box, services.settings.base_url, row.referral_id),
         )
     return Redirect(path=f"/a/{token}", status_code=303, headers=PRIVATE_PAGE_HEADERS)

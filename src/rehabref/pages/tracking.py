@@ -16,6 +16,7 @@ from litestar.response import Template
 from rehabref.pages.assistant import PRIVATE_PAGE_HEADERS, message_page, over_page_limit
 from rehabref.referrals import store
 from rehabref.referrals.records_g import current_status, progress_of
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.tracking import normalise_tracking_code
 from rehabref.referrals.withdrawal_links import withdrawal_url
 from rehabref.scope import PartnerScope
@@ -65,7 +66,7 @@ async def tracking_page(request: Request[Any, Any, Any], code: str) -> Template:
     return Template(
         template_name="tracking.html",
         context={
-            "first_name": row.patient_first_name,
+            "first_name": open_text(services.box.ring, FIRST_NAME, row.patient_first_name),
             "code": normalised,
             "cancelled": status == "cancelled",
             "stage_label": labels.get(status, ""),

@@ -23,6 +23,7 @@ from rehabref.pages.forms import posted_form
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.physio_app import auth
 from rehabref.physio_app.page_kit import csrf, csrf_ok, page, see_other, signed_in
+from rehabref.referrals.sealing import opened_row
 from rehabref.services import services_of
 
 SUFFIX = ".ics"
@@ -86,7 +87,9 @@ async def calendar_feed(request: Request[Any, Any, Any], feed: str) -> Response[
         if physio_id is None:
             return _plain(404, "Not found.\n")
         name = await auth.physio_name(conn, physio_id)
-        visits = await calendar_feeds.visits_for_feed(conn, physio_id=physio_id, now=now)
+        found = await calendar_feeds.visits_for_feed(conn, physio_id=physio_id, now=now)
+    # The patient's first name is sealed at rest: opened here, for this feed only.
+    visits = [opened_row(services.box.ring, dict(row._mapping)) for row in found]
     await record_read(services.db, entry(f"physio:{physio_id}", "calendar_feed.read"))
     host = urlsplit(services.settings.base_url).hostname or "rehabref"
     return Response(

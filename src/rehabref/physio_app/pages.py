@@ -19,6 +19,7 @@ from rehabref.audit.trail import entry, record, record_read
 from rehabref.care.availability import LAGOS
 from rehabref.channels.content import CHANNELS
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.errors import ApiError
 from rehabref.pages import form_tokens
 from rehabref.pages.forms import posted_form
@@ -32,6 +33,7 @@ from rehabref.physio_app.page_kit import page as _page
 from rehabref.physio_app.page_kit import secure as _secure
 from rehabref.physio_app.page_kit import see_other as _see_other
 from rehabref.physio_app.page_kit import signed_in as _signed_in
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.services import services_of
 from rehabref.workflows.sessions import complete_session
 from rehabref.workflows.visits import check_in
@@ -159,10 +161,10 @@ async def sign_out(request: Request[Any, Any, Any]) -> Redirect:
 # Visits ----------------------------------------------------------------------------------
 
 
-def _visit_view(row: Any) -> dict[str, Any]:
+def _visit_view(ring: KeyRing, row: Any) -> dict[str, Any]:
     return {
         "id": row.id,
-        "first_name": row.patient_first_name,
+        "first_name": open_text(ring, FIRST_NAME, row.patient_first_name),
         "area": row.patient_area or row.patient_city,
         "mode": MODES.get(row.modality, row.modality),
         "when": local(row.scheduled_at),
@@ -182,8 +184,12 @@ async def visits_page(request: Request[Any, Any, Any]) -> Template | Redirect:
     async with services.db.read() as conn:
         rows = await visits.upcoming(conn, physio_id=who.physio_id, now=now)
     await record_read(services.db, entry(who.actor, "physio_app.visits_listed"))
-    today = [_visit_view(r) for r in rows if as_utc(r.scheduled_at) < end_of_today]
-    later = [_visit_view(r) for r in rows if as_utc(r.scheduled_at) >= end_of_today]
+    today = [
+        _visit_view(services.box.ring, r) for r in rows if as_utc(r.scheduled_at) < end_of_today
+    ]
+    later = [
+        _visit_view(services.box.ring, r) for r in rows if as_utc(r.scheduled_at) >= end_of_today
+    ]
     return _page("visits", name=who.name, today=today, later=later, csrf=_csrf(services, who))
 
 
@@ -221,7 +227,7 @@ async def _render_visit(
     return _page(
         "visit",
         status,
-        visit=_visit_view(row),
+        visit=_visit_view(services.box.ring, row),
         answers=answers,
         raw_status=row.status,
         checked_in=None if row.check_in_at is None else local(row.check_in_at),
@@ -265,6 +271,7 @@ async def check_in_visit(request: Request[Any, Any, Any], session_id: str) -> Te
                 point=fields.point,
                 accuracy_m=fields.accuracy_m,
                 refusal=fields.refusal,
+                ring=services_of(request).box.ring,
                 now=utcnow(),
             )
             await record(conn, entry(who.actor, "session.started", subject=session_id))

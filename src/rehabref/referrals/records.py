@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from rehabref.clock import iso
+from rehabref.crypto import KeyRing
 from rehabref.principal import Principal
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.status import next_action
 
 
-def v1_record(row: ReferralRow, principal: Principal) -> dict[str, Any]:
+def v1_record(ring: KeyRing, row: ReferralRow, principal: Principal) -> dict[str, Any]:
     appointment = None
     if row.appointment_status is not None:
         appointment = {
@@ -38,7 +40,10 @@ def v1_record(row: ReferralRow, principal: Principal) -> dict[str, Any]:
         "route": row.route,
         "preferred_contact": row.preferred_contact,
         "next_action": next_action(row.status, row.route),
-        "patient": {"first_name": row.patient_first_name, "city": row.patient_city},
+        "patient": {
+            "first_name": open_text(ring, FIRST_NAME, row.patient_first_name),
+            "city": row.patient_city,
+        },
         "consent": {
             "accepted": bool(row.consent_accepted),
             "accepted_at": iso(row.consent_accepted_at),

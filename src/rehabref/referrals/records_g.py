@@ -22,9 +22,11 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.schemas_g import DEFAULT_SESSIONS
+from rehabref.referrals.sealing import patient_identity
 from rehabref.scope import PartnerScope, in_scope
 from rehabref.tables.care import CareSession
 from rehabref.tables.intake import AssistantSession
@@ -155,7 +157,12 @@ async def _physiotherapists(
 
 
 async def g_records(
-    conn: AsyncConnection, scope: PartnerScope, rows: Sequence[ReferralRow], *, base_url: str
+    conn: AsyncConnection,
+    scope: PartnerScope,
+    rows: Sequence[ReferralRow],
+    *,
+    ring: KeyRing,
+    base_url: str,
 ) -> list[dict[str, Any]]:
     """The Shape G records of ``rows`` (found in ``scope``), in their order: at most three
     queries for the whole page."""
@@ -163,6 +170,7 @@ async def g_records(
     physios = await _physiotherapists(conn, rows)
     return [
         _record(
+            ring,
             row,
             progress_by_id[row.id],
             None if row.assigned_physio_id is None else physios.get(row.assigned_physio_id),
@@ -173,9 +181,14 @@ async def g_records(
 
 
 def _record(
-    row: ReferralRow, progress: Progress, physio: dict[str, Any] | None, base_url: str
+    ring: KeyRing,
+    row: ReferralRow,
+    progress: Progress,
+    physio: dict[str, Any] | None,
+    base_url: str,
 ) -> dict[str, Any]:
     code = row.tracking_code or row.id
+    person = patient_identity(ring, row)
     return {
         "status": "success",
         "referral_id": row.id,
@@ -184,9 +197,9 @@ def _record(
         "tracking_url": f"{base_url}/track/{code}",
         "current_status": current_status(row, progress),
         "patient": {
-            "firstName": row.patient_first_name,
-            "lastName": row.patient_last_name,
-            "phone": row.patient_phone,
+            "firstName": person.first_name,
+            "lastName": person.last_name,
+            "phone": person.phone,
             "city": row.patient_city,
         },
         "assigned_physiotherapist": physio,

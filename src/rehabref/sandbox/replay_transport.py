@@ -30,10 +30,12 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
+from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.events.sender import AttemptResult
 from rehabref.events.transport import Clock, DeliveryTransport, LoggedAttempt, Outgoing, Sent
 from rehabref.expiring_cache import ExpiringCache
+from rehabref.referrals.sealing import PHONE, open_text
 from rehabref.sandbox.phones import scenario_for
 from rehabref.tables.referrals import Referral
 
@@ -60,8 +62,9 @@ STALE_ACCEPTED = "your receiver accepted a stale replay: refuse timestamps over 
 class PhoneFiveReplay:
     """Sends phone-5 deliveries as the three copies above; anything else unchanged."""
 
-    def __init__(self, db: Database, inner: DeliveryTransport) -> None:
+    def __init__(self, db: Database, inner: DeliveryTransport, ring: KeyRing) -> None:
         self._db = db
+        self._ring = ring
         self._inner = inner
         # A referral's patient phone never changes: one lookup per referral.
         self._replays: ExpiringCache[str, bool] = ExpiringCache(ttl_seconds=3600)
@@ -110,7 +113,7 @@ class PhoneFiveReplay:
                     )
                 )
             ).scalar_one_or_none()
-        return scenario_for(phone) == REPLAY_SCENARIO
+        return scenario_for(open_text(self._ring, PHONE, phone)) == REPLAY_SCENARIO
 
     async def aclose(self) -> None:
         return None  # the wrapped transport is closed by its owner

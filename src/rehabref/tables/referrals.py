@@ -49,10 +49,11 @@ class Referral(Base):
     partner_reference: Mapped[str | None] = mapped_column(String(255), nullable=True)
     tracking_code: Mapped[str | None] = mapped_column(String(32), nullable=True, unique=True)
 
-    patient_first_name: Mapped[str] = mapped_column(String(100))
-    patient_last_name: Mapped[str | None] = mapped_column(String(100), nullable=True)
-    patient_phone: Mapped[str | None] = mapped_column(String(20), nullable=True, index=True)
-    patient_email: Mapped[str | None] = mapped_column(String(254), nullable=True)
+    # Sealed (referrals/sealing.py: ``stored_referral`` writes, ``patient_identity`` reads).
+    patient_first_name: Mapped[str] = mapped_column(Text)
+    patient_last_name: Mapped[str | None] = mapped_column(Text, nullable=True)
+    patient_phone: Mapped[str | None] = mapped_column(Text, nullable=True)
+    patient_email: Mapped[str | None] = mapped_column(Text, nullable=True)
     # Keyed blind indexes (crypto.blind_index) of the phone and e-mail: a person's referrals
     # are found by these (referrals.store.unscoped_referral_ids_of_person), never by the values.
     patient_phone_index: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)

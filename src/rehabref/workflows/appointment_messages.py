@@ -19,9 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels.content import Template
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.intake import conversation_store as conversations
 from rehabref.jobs import enqueue as enqueue_job
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.transitions import lock_referral
 from rehabref.workflows.first_contact import patient_address
 
@@ -80,13 +82,14 @@ def appointment_template(
 
 async def _send(
     conn: AsyncConnection,
+    ring: KeyRing,
     referral: ReferralRow,
     conversation: Mapping[Any, Any],
     *,
     kind: str,
     now: datetime,
 ) -> bool:
-    reached = patient_address(referral, conversation["channel"])
+    reached = patient_address(ring, referral, conversation["channel"])
     scheduled_at = referral.appointment_scheduled_at
     if reached is None or scheduled_at is None:
         return False
@@ -95,7 +98,7 @@ async def _send(
     content = appointment_template(
         kind,
         language=language,
-        name=referral.patient_first_name,
+        name=open_text(ring, FIRST_NAME, referral.patient_first_name) or "",
         scheduled_at=scheduled_at,
         care_mode=referral.appointment_care_mode or "face_to_face",
     )
@@ -112,13 +115,15 @@ async def _send(
     return True
 
 
-async def appointment_booked(conn: AsyncConnection, referral: ReferralRow, now: datetime) -> None:
+async def appointment_booked(
+    conn: AsyncConnection, referral: ReferralRow, now: datetime, *, ring: KeyRing
+) -> None:
     """Confirm a (re)booked visit and plan its reminder for the day before."""
     conversation = await conversations.for_referral(conn, referral.id)
     scheduled_at = referral.appointment_scheduled_at
     if conversation is None or scheduled_at is None:
         return
-    if not await _send(conn, referral, conversation, kind="confirmed", now=now):
+    if not await _send(conn, ring, referral, conversation, kind="confirmed", now=now):
         return
     remind_at = as_utc(scheduled_at) - REMIND_BEFORE
     if remind_at > now:
@@ -132,7 +137,9 @@ async def appointment_booked(conn: AsyncConnection, referral: ReferralRow, now: 
         )
 
 
-async def send_reminder(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+async def send_reminder(
+    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, ring: KeyRing
+) -> None:
     """The ``appointment.reminder`` job: only for the visit it was planned for (a visit moved
     or cancelled since then gets no reminder from it)."""
     referral = await lock_referral(conn, str(payload["referral_id"]))
@@ -143,4 +150,4 @@ async def send_reminder(conn: AsyncConnection, payload: dict[str, Any], now: dat
         return
     conversation = await conversations.for_referral(conn, referral.id)
     if conversation is not None:
-        await _send(conn, referral, conversation, kind="reminder", now=now)
+        await _send(conn, ring, referral, conversation, kind="reminder", now=now)

@@ -16,6 +16,7 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import appointments
+from rehabref.crypto import KeyRing
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.eligibility.allowance import check_allowance
 from rehabref.referrals.transitions import AppointmentChange
@@ -32,6 +33,7 @@ async def book_visit(
     care_mode: str,
     actor: str,
     reason: str | None,
+    ring: KeyRing,
     now: datetime,
     coverage: CoverageSources,
 ) -> Row[Any]:
@@ -47,8 +49,8 @@ async def book_visit(
         actor=actor,
         now=now,
     )
-    await _move_to_booked(conn, appointment, actor=actor, reason=reason, now=now)
-    await visit_booked(conn, appointment, now=now)
+    await _move_to_booked(conn, appointment, actor=actor, reason=reason, ring=ring, now=now)
+    await visit_booked(conn, appointment, ring=ring, now=now)
     return appointment
 
 
@@ -59,6 +61,7 @@ async def reschedule_visit(
     starts_at: datetime,
     reason: str,
     actor: str,
+    ring: KeyRing,
     now: datetime,
 ) -> Row[Any]:
     appointment = await appointments.reschedule(
@@ -69,23 +72,35 @@ async def reschedule_visit(
         actor=actor,
         now=now,
     )
-    await _move_to_booked(conn, appointment, actor=actor, reason=reason, now=now)
-    await visit_booked(conn, appointment, now=now)
+    await _move_to_booked(conn, appointment, actor=actor, reason=reason, ring=ring, now=now)
+    await visit_booked(conn, appointment, ring=ring, now=now)
     return appointment
 
 
 async def cancel_visit(
-    conn: AsyncConnection, *, appointment_id: str, reason: str, actor: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    appointment_id: str,
+    reason: str,
+    actor: str,
+    ring: KeyRing,
+    now: datetime,
 ) -> Row[Any]:
     appointment = await appointments.cancel(
         conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now
     )
-    await visit_cancelled(conn, appointment, now=now)
+    await visit_cancelled(conn, appointment, ring=ring, now=now)
     return appointment
 
 
 async def _move_to_booked(
-    conn: AsyncConnection, appointment: Row[Any], *, actor: str, reason: str | None, now: datetime
+    conn: AsyncConnection,
+    appointment: Row[Any],
+    *,
+    actor: str,
+    reason: str | None,
+    ring: KeyRing,
+    now: datetime,
 ) -> None:
     await moves.move_referral(
         conn,
@@ -96,5 +111,6 @@ async def _move_to_booked(
         appointment=AppointmentChange(
             scheduled_at=appointment.starts_at, care_mode=appointment.care_mode
         ),
+        ring=ring,
         now=now,
     )

@@ -31,6 +31,7 @@ from rehabref.db import table
 from rehabref.ids import new_id
 from rehabref.referrals.person import identifier_hash, referrals_of_person
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import patient_identity
 from rehabref.referrals.transitions import TERMINAL, lock_referral, transition
 from rehabref.tables.care import CareSession
 from rehabref.tables.referrals import Referral
@@ -62,6 +63,7 @@ async def withdraw_one(
     conn: AsyncConnection,
     referral_id: str,
     *,
+    ring: KeyRing,
     actor: str,
     channel: str,
     note: str | None,
@@ -85,7 +87,7 @@ async def withdraw_one(
         )
         move = replace(move, data={**move.data, "reason": REASON})
         await record_move(conn, move)
-        await tell_patient(conn, move)
+        await tell_patient(conn, move, ring=ring)
         await conn.execute(
             update(_sessions)
             .where(_sessions.c.referral_id == referral_id, _sessions.c.status == "scheduled")
@@ -98,7 +100,8 @@ async def withdraw_one(
             .where(_referrals.c.id == referral_id)
             .values(consent_withdrawn_at=now, updated_at=now)
         )
-    for address in (row.patient_phone, row.patient_email):
+    person = patient_identity(ring, row)
+    for address in (person.phone, person.email):
         if address:
             await opt_outs.opt_out(
                 conn, recipient_ref=recipient_ref(address), channel=channel, now=now
@@ -117,7 +120,9 @@ async def withdraw_referral(
     now: datetime,
 ) -> Withdrawal | None:
     """Withdraw consent for one referral (link or coordinator); None when it does not exist."""
-    done = await withdraw_one(conn, referral_id, actor=actor, channel=channel, note=note, now=now)
+    done = await withdraw_one(
+        conn, referral_id, ring=ring, actor=actor, channel=channel, note=note, now=now
+    )
     if done is None:
         return None
     row, ended = done
@@ -137,7 +142,13 @@ async def withdraw_number(
     ended: list[str] = []
     for referral in found:
         done = await withdraw_one(
-            conn, referral.id, actor=f"patient:{channel}", channel=channel, note=None, now=now
+            conn,
+            referral.id,
+            ring=ring,
+            actor=f"patient:{channel}",
+            channel=channel,
+            note=None,
+            now=now,
         )
         if done is not None:
             withdrawn.append(referral.id)
@@ -172,8 +183,9 @@ async def _log(
     now: datetime,
     phone: str | None = None,
 ) -> None:
-    phone = phone or row.patient_phone
-    email = row.patient_email.strip().lower() if row.patient_email else None
+    person = patient_identity(ring, row)
+    phone = phone or person.phone
+    email = person.email.strip().lower() if person.email else None
     await conn.execute(
         _requests.insert(),
         {

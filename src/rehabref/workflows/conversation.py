@@ -35,6 +35,7 @@ from rehabref.intake import conversation_store as conversations
 from rehabref.intake import dialogue
 from rehabref.matching.roster import RosterSources
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import patient_identity
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
 from rehabref.workflows import slot_offers
@@ -73,7 +74,7 @@ async def apply_turn(
     the physiotherapist a completed intake was matched to, if any."""
     matched: str | None = None
     if conversation["engaged_at"] is None:
-        await patient_engaged(conn, referral_id=referral.id, actor=actor, now=now)
+        await patient_engaged(conn, referral_id=referral.id, actor=actor, ring=ring, now=now)
     if turn.outcome == "completed":
         state = turn.state
         try:
@@ -210,7 +211,7 @@ async def handle_inbound(
         return
     found = await _conversation_of(conn, inbound)
     if found is None:
-        await _after_intake(conn, inbound, now, coverage=coverage)
+        await _after_intake(conn, inbound, now, coverage=coverage, ring=ring)
         return
     referral = await lock_referral(conn, found["referral_id"])
     if referral is None:
@@ -220,7 +221,7 @@ async def handle_inbound(
     if referral.status in ENDED:
         await conversations.close(conn, referral_id=referral.id, now=now)
     else:
-        context = await context_of(conn, referral)
+        context = await context_of(conn, ring, referral)
         choice = inbound["choice_id"]
         turn = dialogue.step(
             dialogue.State.from_json(conversation["state"]),
@@ -246,6 +247,7 @@ async def handle_inbound(
                 physio_id=matched,
                 state=turn.state,
                 channel=inbound["channel"],
+                ring=ring,
                 now=now,
             )
             replies, purpose = (offer,), slot_offers.OFFER_PURPOSE
@@ -263,7 +265,12 @@ async def handle_inbound(
 
 
 async def _after_intake(
-    conn: AsyncConnection, inbound: Mapping[Any, Any], now: datetime, *, coverage: CoverageSources
+    conn: AsyncConnection,
+    inbound: Mapping[Any, Any],
+    now: datetime,
+    *,
+    coverage: CoverageSources,
+    ring: KeyRing,
 ) -> None:
     """A message from a patient whose intake is over: the answer to the slots offered to
     them, or (e.g. HELP to change a booked visit) a message a coordinator reads on the
@@ -283,6 +290,7 @@ async def _after_intake(
             availability=state.availability,
             now=now,
             coverage=coverage,
+            ring=ring,
         )
         if reply is not None:
             await _reply(
@@ -300,7 +308,7 @@ async def _after_intake(
     await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
 
 
-async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:
+async def nudge_silent(db: Database, *, ring: KeyRing, now: datetime | None = None) -> int:
     """Remind once after 24 h of silence; hand over after 72 h. How many were nudged."""
     now = now or utcnow()
     async with db.write() as conn:
@@ -315,7 +323,7 @@ async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:
                 await conversations.close(conn, referral_id=referral_id, now=now)
                 continue
             if conversation["reminded_at"] is None:
-                await _remind(conn, referral, conversation, now)
+                await _remind(conn, ring, referral, conversation, now)
                 await conversations.nudged(
                     conn,
                     referral_id=referral.id,
@@ -330,17 +338,18 @@ async def nudge_silent(db: Database, *, now: datetime | None = None) -> int:
 
 async def _remind(
     conn: AsyncConnection,
+    ring: KeyRing,
     referral: ReferralRow,
     conversation: Mapping[Any, Any],
     now: datetime,
 ) -> None:
-    reached = patient_address(referral, conversation["channel"])
+    reached = patient_address(ring, referral, conversation["channel"])
     if reached is None:
         return
     channel, to = reached
     state = dialogue.State.from_json(conversation["state"])
     # Outside WhatsApp's 24-hour window only an approved template may be sent.
-    reminder = dialogue.reminder(await context_of(conn, referral), state)
+    reminder = dialogue.reminder(await context_of(conn, ring, referral), state)
     await enqueue(
         conn,
         channel=channel,
@@ -364,11 +373,11 @@ async def message_undeliverable(
 
 
 async def web_state(
-    conn: AsyncConnection, *, referral: ReferralRow
+    conn: AsyncConnection, *, ring: KeyRing, referral: ReferralRow
 ) -> tuple[dialogue.State, dialogue.Context]:
     """Where the web page's patient stands (a fresh start when no conversation exists); reads
     only: showing the page changes nothing, since link previews fetch it too."""
-    context = await context_of(conn, referral)
+    context = await context_of(conn, ring, referral)
     found = await conversations.for_referral(conn, referral.id, lock=False)
     state = dialogue.State.from_json(found["state"]) if found else dialogue.start(context)
     return state, context
@@ -389,10 +398,11 @@ async def web_answer(
     referral = await lock_referral(conn, referral_id)
     if referral is None or referral.status in ENDED:
         raise ApiError(409, "invalid_transition", "This referral is no longer open.")
-    context = await context_of(conn, referral)
+    context = await context_of(conn, ring, referral)
     conversation: Mapping[Any, Any] | None = await conversations.for_referral(conn, referral_id)
     if conversation is None:
-        contact = referral.patient_phone or referral.patient_email or referral_id
+        person = patient_identity(ring, referral)
+        contact = person.phone or person.email or referral_id
         begun = dialogue.start(context).to_json()
         await conversations.start(
             conn,

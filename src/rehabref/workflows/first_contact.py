@@ -22,10 +22,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels.content import CHANNELS, Channel, Content, Reply, Template
 from rehabref.channels.outbox import message_row, recipient_ref
 from rehabref.channels.providers import ChannelProviders
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.intake import dialogue
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import FIRST_NAME, open_text, patient_identity
 from rehabref.referrals.tasks import contact_task
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.channels import OutboundMessage
@@ -40,13 +42,15 @@ _partners = table(Partner)
 CHANNEL_OF: dict[str, Channel] = {"messaging": "whatsapp", "sms": "sms", "email": "email"}
 
 
-async def context_of(conn: AsyncConnection, referral: ReferralRow) -> dialogue.Context:
+async def context_of(
+    conn: AsyncConnection, ring: KeyRing, referral: ReferralRow
+) -> dialogue.Context:
     """What the assistant knows of a stored referral (the referrer's name is the partner's)."""
     referrer = (
         await conn.execute(select(_partners.c.name).where(_partners.c.id == referral.partner_id))
     ).scalar_one()
     return dialogue_context(
-        first_name=referral.patient_first_name,
+        first_name=open_text(ring, FIRST_NAME, referral.patient_first_name) or "",
         referrer=str(referrer),
         care_mode=referral.care_mode,
         area=referral.patient_area,
@@ -54,12 +58,15 @@ async def context_of(conn: AsyncConnection, referral: ReferralRow) -> dialogue.C
     )
 
 
-def patient_address(referral: ReferralRow, channel: str) -> tuple[Channel, str] | None:
+def patient_address(
+    ring: KeyRing, referral: ReferralRow, channel: str
+) -> tuple[Channel, str] | None:
     """Where a message on ``channel`` reaches the patient: the channel and the e-mail address
     or phone on file; None for a web-only conversation or when nothing is on file."""
     if channel not in CHANNELS:
         return None
-    address = referral.patient_email if channel == "email" else referral.patient_phone
+    person = patient_identity(ring, referral)
+    address = person.email if channel == "email" else person.phone
     return (channel, address) if address else None
 
 
@@ -158,6 +165,7 @@ async def send_assistant_link(
     referral_id: str,
     link: str,
     channels: ChannelProviders,
+    ring: KeyRing,
     now: datetime,
 ) -> str:
     """A coordinator sends (again) the assistant link on the patient's channel, starting the
@@ -167,7 +175,7 @@ async def send_assistant_link(
     if referral is None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
     preferred = referral.preferred_contact or "messaging"
-    reached = patient_address(referral, CHANNEL_OF[preferred])
+    reached = patient_address(ring, referral, CHANNEL_OF[preferred])
     if reached is None or not channels.reachable(referral.environment, reached[0]):
         raise ApiError(
             409,
@@ -181,7 +189,7 @@ async def send_assistant_link(
         environment=referral.environment,
         preferred_contact=preferred,
         address=reached[1],
-        context=await context_of(conn, referral),
+        context=await context_of(conn, ring, referral),
         link=link,
         channels=channels,
         now=now,

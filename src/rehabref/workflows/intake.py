@@ -27,7 +27,12 @@ STARTABLE = frozenset({"received", "contact_pending"})
 
 
 async def assistant_opened(
-    conn: AsyncConnection, *, session_id: str, actor: str, now: datetime | None = None
+    conn: AsyncConnection,
+    *,
+    session_id: str,
+    actor: str,
+    ring: KeyRing,
+    now: datetime | None = None,
 ) -> bool:
     """First open of the patient's link: marks it opened and, when the referral is still
     waiting (received / contact_pending), moves it to assistant_started with its
@@ -37,7 +42,12 @@ async def assistant_opened(
     if referral_id is None:
         return False
     await patient_engaged(
-        conn, referral_id=referral_id, actor=actor, now=now, reason="patient opened the assistant"
+        conn,
+        referral_id=referral_id,
+        actor=actor,
+        ring=ring,
+        now=now,
+        reason="patient opened the assistant",
     )
     return True
 
@@ -47,6 +57,7 @@ async def patient_engaged(
     *,
     referral_id: str,
     actor: str,
+    ring: KeyRing,
     now: datetime,
     reason: str = "patient answered the assistant",
 ) -> None:
@@ -60,6 +71,7 @@ async def patient_engaged(
             to="assistant_started",
             actor=actor,
             reason=reason,
+            ring=ring,
             now=now,
         )
 
@@ -107,6 +119,7 @@ async def intake_completed(
             to="assistant_started",
             actor=actor,
             reason="patient answered the assistant",
+            ring=ring,
             now=now,
         )
         # The intake event strictly after assistant.started, so ordering by time holds.

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.audit import trail as audit
 from rehabref.care import appointments, slot_offers
 from rehabref.channels.outbox import cancel_waiting
+from rehabref.crypto import KeyRing
 from rehabref.intake import conversation_store as conversations
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import AppointmentChange, Move, PaymentChange, transition
@@ -37,6 +38,7 @@ async def move_referral(
     reason: str | None = None,
     appointment: AppointmentChange | None = None,
     payment: PaymentChange | None = None,
+    ring: KeyRing,
     now: datetime | None = None,
     attended_via: str = "override",
 ) -> ReferralRow:
@@ -68,7 +70,7 @@ async def move_referral(
             now=move.at,
         )
     await record_move(conn, move)
-    await tell_patient(conn, move)
+    await tell_patient(conn, move, ring=ring)
     await audit.record(conn, audit.entry(actor, "referral.moved", referral_id=referral_id, now=now))
     if move.referral.status == "attended":  # a card payment made before the visit now counts
         return await apply_held_payments(conn, move.referral, now=move.at)
@@ -77,7 +79,7 @@ async def move_referral(
     return move.referral
 
 
-async def tell_patient(conn: AsyncConnection, move: Move) -> None:
+async def tell_patient(conn: AsyncConnection, move: Move, *, ring: KeyRing) -> None:
     """What the patient hears of a move: a booked visit is confirmed (and reminded the day
     before); an ended referral's unsent messages and conversation stop. A booked or ended
     referral's open slot offer books nothing any more."""
@@ -86,7 +88,7 @@ async def tell_patient(conn: AsyncConnection, move: Move) -> None:
         await conversations.close(conn, referral_id=referral.id, now=move.at)
         await slot_offers.supersede_open(conn, referral_id=referral.id, now=move.at)
     if referral.status == "booked":
-        await appointment_booked(conn, referral, move.at)
+        await appointment_booked(conn, referral, move.at, ring=ring)
     elif referral.status in ENDED:
         await cancel_waiting(
             conn, referral_id=referral.id, now=move.at, reason=f"the referral is {referral.status}"

@@ -30,10 +30,12 @@ from rehabref.billing.schemas import pay_url
 from rehabref.channels.content import Template
 from rehabref.channels.outbox import enqueue
 from rehabref.channels.providers import ChannelProviders
+from rehabref.crypto import KeyRing
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
 from rehabref.intake import conversation_store as conversations
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import PaymentChange, lock_referral, transition
 from rehabref.workflows.first_contact import CHANNEL_OF, patient_address
@@ -59,6 +61,7 @@ async def request_payment(
     actor: str,
     base_url: str,
     channels: ChannelProviders,
+    ring: KeyRing,
     now: datetime,
     live_payments: bool,
     token_hex: Callable[[int], str] = secrets.token_hex,
@@ -102,13 +105,14 @@ async def request_payment(
     )
     await store.insert_request(conn, row)
     link = pay_url(base_url, row["pay_token"])
-    await _send_link(conn, referral, link, amount_minor, currency, channels, now)
+    await _send_link(conn, ring, referral, link, amount_minor, currency, channels, now)
     found = await conn.execute(select(store.requests).where(store.requests.c.id == row["id"]))
     return found.one()
 
 
 async def _send_link(
     conn: AsyncConnection,
+    ring: KeyRing,
     referral: ReferralRow,
     link: str,
     amount_minor: int,
@@ -124,14 +128,14 @@ async def _send_link(
         if conversation is not None
         else CHANNEL_OF.get(referral.preferred_contact or "messaging", "whatsapp")
     )
-    reached = patient_address(referral, channel)
+    reached = patient_address(ring, referral, channel)
     if reached is None or not channels.reachable(referral.environment, reached[0]):
         log.info(
             "payment link not messaged: no reachable channel", extra={"referral_id": referral.id}
         )
         return
     amount = policy.naira(amount_minor, currency)
-    name = referral.patient_first_name
+    name = open_text(ring, FIRST_NAME, referral.patient_first_name) or ""
     content = Template(
         name="rehabref_payment_link",
         language="en",

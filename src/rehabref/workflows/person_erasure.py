@@ -42,7 +42,7 @@ from rehabref.events.catalogue import CLINICAL_KEYS
 from rehabref.events.outbox import envelope
 from rehabref.idempotency.service import stored_body
 from rehabref.referrals.rows import ReferralRow
-from rehabref.referrals.sealing import clinical_text
+from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.tables.assignments import PhysioAssignment
 from rehabref.tables.care import Assessment, CareSession
 from rehabref.tables.channels import InboundMessage, OutboundMessage
@@ -107,11 +107,12 @@ def identifiers_of(
     found: set[str] = {v for v in extra if v}
     for r in referrals:
         clinical = clinical_text(ring, r)
+        person = patient_identity(ring, r)
         for value in (
-            r.patient_first_name,
-            r.patient_last_name,
-            r.patient_phone,
-            r.patient_email,
+            person.first_name,
+            person.last_name,
+            person.phone,
+            person.email,
             clinical.reason,
             clinical.diagnosis,
         ):
@@ -220,7 +221,7 @@ async def erase_referrals(
     ended = 0
     for referral in referrals if whole_person else ():
         done = await withdraw_one(
-            conn, referral.id, actor=actor, channel="erasure", note=None, now=now
+            conn, referral.id, ring=ring, actor=actor, channel="erasure", note=None, now=now
         )
         ended += int(done is not None and done[1])
     result = {"ended": ended}

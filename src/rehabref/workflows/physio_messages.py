@@ -19,9 +19,11 @@ from rehabref.care.appointments import get_appointment
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.jobs import enqueue as enqueue_job
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.tables.matching import Physiotherapist
 from rehabref.tables.referrals import Referral
 from rehabref.workflows.appointment_messages import MODE_WORDS, REMIND_BEFORE, visit_time
@@ -45,7 +47,13 @@ def visit_line(first_name: str, area: str, starts_at: datetime, care_mode: str) 
 
 
 async def _tell(
-    conn: AsyncConnection, appointment: Row[Any], *, opening: str, purpose: str, now: datetime
+    conn: AsyncConnection,
+    appointment: Row[Any],
+    *,
+    opening: str,
+    purpose: str,
+    ring: KeyRing,
+    now: datetime,
 ) -> bool:
     physio = (
         await conn.execute(select(_physios).where(_physios.c.id == appointment.physio_id))
@@ -64,9 +72,8 @@ async def _tell(
         return False
     channel, to = address
     area = referral.patient_area or referral.patient_city
-    line = visit_line(
-        referral.patient_first_name, area, appointment.starts_at, appointment.care_mode
-    )
+    first_name = open_text(ring, FIRST_NAME, referral.patient_first_name) or ""
+    line = visit_line(first_name, area, appointment.starts_at, appointment.care_mode)
     text = f"{opening}: {line}."
     await enqueue(
         conn,
@@ -81,10 +88,17 @@ async def _tell(
     return True
 
 
-async def visit_booked(conn: AsyncConnection, appointment: Row[Any], *, now: datetime) -> None:
+async def visit_booked(
+    conn: AsyncConnection, appointment: Row[Any], *, ring: KeyRing, now: datetime
+) -> None:
     """Tell the physiotherapist of a new (or moved) visit and plan their reminder."""
     if not await _tell(
-        conn, appointment, opening="New visit booked", purpose="physio.visit_booked", now=now
+        conn,
+        appointment,
+        opening="New visit booked",
+        purpose="physio.visit_booked",
+        ring=ring,
+        now=now,
     ):
         return
     remind_at = as_utc(appointment.starts_at) - REMIND_BEFORE
@@ -98,13 +112,22 @@ async def visit_booked(conn: AsyncConnection, appointment: Row[Any], *, now: dat
         )
 
 
-async def visit_cancelled(conn: AsyncConnection, appointment: Row[Any], *, now: datetime) -> None:
+async def visit_cancelled(
+    conn: AsyncConnection, appointment: Row[Any], *, ring: KeyRing, now: datetime
+) -> None:
     await _tell(
-        conn, appointment, opening="Visit cancelled", purpose="physio.visit_cancelled", now=now
+        conn,
+        appointment,
+        opening="Visit cancelled",
+        purpose="physio.visit_cancelled",
+        ring=ring,
+        now=now,
     )
 
 
-async def send_reminder(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
+async def send_reminder(
+    conn: AsyncConnection, payload: dict[str, Any], now: datetime, *, ring: KeyRing
+) -> None:
     """The ``physio.visit_reminder`` job: only for a visit still booked at the planned time."""
     try:
         appointment = await get_appointment(conn, str(payload["appointment_id"]))
@@ -117,5 +140,6 @@ async def send_reminder(conn: AsyncConnection, payload: dict[str, Any], now: dat
         appointment,
         opening="Reminder, visit tomorrow",
         purpose="physio.visit_reminder",
+        ring=ring,
         now=now,
     )

@@ -36,6 +36,7 @@ from rehabref.care.availability_store import schedule_of
 from rehabref.care.slot_choice import OFFER_HORIZON, choose_slots, expires_at
 from rehabref.channels.content import Reply
 from rehabref.clock import as_utc
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.errors import ApiError
@@ -44,6 +45,7 @@ from rehabref.intake.conversation import State
 from rehabref.intake.phrases import LANGUAGES, Language
 from rehabref.jobs import enqueue as enqueue_job
 from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.tasks import open_task_once
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.matching import Physiotherapist
@@ -76,6 +78,11 @@ async def _physio_name(conn: AsyncConnection, physio_id: str) -> str:
     return str(name)
 
 
+def _first_name(ring: KeyRing, referral: ReferralRow) -> str:
+    """The patient's first name, sealed at rest, for the message only."""
+    return open_text(ring, FIRST_NAME, referral.patient_first_name) or ""
+
+
 async def _make_offer(
     conn: AsyncConnection,
     *,
@@ -86,6 +93,7 @@ async def _make_offer(
     care_mode: str,
     channel: str,
     again: bool,
+    ring: KeyRing,
     now: datetime,
 ) -> Reply | None:
     """Store and word a new offer; None when no free slot fits."""
@@ -118,7 +126,7 @@ async def _make_offer(
         language,
         times=[visit_time(slot.starts_at) for slot in slots],
         physio_name=await _physio_name(conn, physio_id),
-        first_name=referral.patient_first_name,
+        first_name=_first_name(ring, referral),
         again=again,
     )
 
@@ -130,6 +138,7 @@ async def offer_after_intake(
     physio_id: str,
     state: State,
     channel: str,
+    ring: KeyRing,
     now: datetime,
 ) -> Reply:
     """The message that closes an intake completed by message once a physiotherapist is
@@ -143,13 +152,14 @@ async def offer_after_intake(
         care_mode=appointment_mode(state.care_mode),
         channel=channel,
         again=False,
+        ring=ring,
         now=now,
     )
     if offer is not None:
         return offer
     await open_task_once(conn, referral=referral, purpose=TASK_NO_SLOTS, now=now)
     return prompts.booking_handover(
-        state.language, "offer_none", first_name=referral.patient_first_name
+        state.language, "offer_none", first_name=_first_name(ring, referral)
     )
 
 
@@ -161,12 +171,13 @@ async def _hand_over(
     status: str,
     task: str,
     why: prompts.BookingHandover,
+    ring: KeyRing,
     now: datetime,
 ) -> Reply:
     await slot_offers.settle(conn, offer_id=offer.id, status=status, now=now)
     await open_task_once(conn, referral=referral, purpose=task, now=now)
     return prompts.booking_handover(
-        _language(offer.language), why, first_name=referral.patient_first_name
+        _language(offer.language), why, first_name=_first_name(ring, referral)
     )
 
 
@@ -179,6 +190,7 @@ async def answer_offer(
     availability: tuple[str, ...],
     now: datetime,
     coverage: CoverageSources,
+    ring: KeyRing,
 ) -> Reply | None:
     """The patient's reply to their open offer (referral and offer locked by the caller);
     what to answer, or None when the booking's own confirmation is the answer."""
@@ -190,6 +202,7 @@ async def answer_offer(
             status="expired",
             task=TASK_EXPIRED,
             why="offer_expired",
+            ring=ring,
             now=now,
         )
     starts = slot_offers.starts_of(offer)
@@ -206,6 +219,7 @@ async def answer_offer(
             status="declined" if declined else "unclear",
             task=TASK_DECLINED if declined else TASK_UNCLEAR,
             why="offer_declined" if declined else "offer_unclear",
+            ring=ring,
             now=now,
         )
     actor = f"patient:{inbound['channel']}"
@@ -224,6 +238,7 @@ async def answer_offer(
                 reason="chosen by the patient from the offered slots",
                 now=now,
                 coverage=coverage,
+                ring=ring,
             )
             await slot_offers.attach_appointment(
                 conn, offer_id=offer.id, appointment_id=appointment.id
@@ -237,6 +252,7 @@ async def answer_offer(
                 status="superseded",
                 task="patient_message",
                 why="offer_declined",
+                ring=ring,
                 now=now,
             )
         await slot_offers.settle(conn, offer_id=offer.id, status="taken", now=now)
@@ -249,13 +265,14 @@ async def answer_offer(
             care_mode=offer.care_mode,
             channel=offer.channel,
             again=True,
+            ring=ring,
             now=now,
         )
         if fresh is not None:
             return fresh
         await open_task_once(conn, referral=referral, purpose=TASK_NO_SLOTS, now=now)
         return prompts.booking_handover(
-            _language(offer.language), "offer_declined", first_name=referral.patient_first_name
+            _language(offer.language), "offer_declined", first_name=_first_name(ring, referral)
         )
     await record(
         conn, entry(actor, "appointment.booked", referral_id=referral.id, subject=appointment.id)

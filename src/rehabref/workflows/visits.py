@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.care import sessions
 from rehabref.care.availability_store import appointments
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.errors import ApiError
 from rehabref.referrals.transitions import lock_referral
 from rehabref.workflows import moves
@@ -27,6 +28,7 @@ async def check_in(
     point: tuple[float, float] | None,
     accuracy_m: float | None,
     refusal: str | None,
+    ring: KeyRing,
     now: datetime,
 ) -> Row[Any]:
     row = await sessions.get_session(conn, session_id=session_id)
@@ -62,6 +64,7 @@ async def check_in(
             to="attended",
             actor=actor,
             reason=f"checked in from the physiotherapist app ({how})",
+            ring=ring,
             now=now,
             attended_via="check_in",
         )

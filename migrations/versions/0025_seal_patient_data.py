@@ -1,0 +1,130 @@
+"""Seal patient data at rest
+
+- The referral's patient first and last name, phone and e-mail become sealed values
+  (``s1.<key id>.<...>``, rehabref.crypto.seal): the columns become TEXT (a sealed value is
+  longer than the plain one) and the plain-phone index goes (phones are found through
+  ``patient_phone_index``).
+- Existing rows are sealed here, in batches, under the ring the application reads (the key
+  file or ``REHABREF_SECRET_KEY``, as 0014 reads it). Idempotent: a value already starting
+  with ``s1.`` is left as it is, so a migration interrupted half-way can simply run again.
+
+Revision ID: 0025
+Revises: 0024
+Create Date: 2026-11-24
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+from rehabref.config import load_settings
+from rehabref.crypto import SEALED_PREFIX, KeyRing, seal
+from rehabref.instance_secret import load_key_ring
+
+revision = "0025"
+down_revision = "0024"
+branch_labels = None
+depends_on = None
+
+BATCH = 500
+# (table, its primary key, {column: purpose}); the purposes are the application's
+# (referrals/sealing.py), written out: a migration must not change when the code does.
+SEALED: tuple[tuple[str, str, dict[str, str]], ...] = (
+    (
+        "referrals",
+        "id",
+        {
+            "patient_first_name": "referral.patient_first_name",
+            "patient_last_name": "referral.patient_last_name",
+            "patient_phone": "referral.patient_phone",
+            "patient_email": "referral.patient_email",
+        },
+    ),
+)
+WIDENED: dict[str, tuple[tuple[str, sa.types.TypeEngine[Any], bool], ...]] = {
+    "referrals": (
+        ("patient_first_name", sa.String(length=100), False),
+        ("patient_last_name", sa.String(length=100), True),
+        ("patient_phone", sa.String(length=20), True),
+        ("patient_email", sa.String(length=254), True),
+    ),
+}
+
+
+def _ring(bind: sa.engine.Connection) -> KeyRing:
+    # The settings of the database being migrated (its default key file sits beside it).
+    settings = load_settings(
+        {**os.environ, "REHABREF_DATABASE_URL": bind.engine.url.render_as_string(False)}
+    )
+    return load_key_ring(settings.secret_key, Path(settings.secret_key_file))
+
+
+def _seal_table(
+    bind: sa.engine.Connection,
+    ring_of: dict[str, KeyRing],
+    name: str,
+    key: str,
+    columns: dict[str, str],
+) -> None:
+    """Seal every plain value of ``columns``, ``BATCH`` rows at a time (keyset on ``key``)."""
+    table = sa.table(name, sa.column(key), *(sa.column(column) for column in columns))
+    row_key = table.c[key]
+    plain = sa.or_(
+        *(
+            sa.and_(table.c[column].is_not(None), table.c[column].not_like(f"{SEALED_PREFIX}%"))
+            for column in columns
+        )
+    )
+    change = (
+        sa.update(table)
+        .where(row_key == sa.bindparam("row_key"))
+        .values({column: sa.bindparam(f"new_{column}") for column in columns})
+    )
+    after = ""
+    while True:
+        rows = bind.execute(
+            sa.select(table).where(row_key > after, plain).order_by(row_key).limit(BATCH)
+        ).all()
+        if not rows:
+            return
+        if "ring" not in ring_of:
+            ring_of["ring"] = _ring(bind)
+        ring = ring_of["ring"]
+        updates = []
+        for row in rows:
+            values = row._mapping
+            update: dict[str, Any] = {"row_key": values[key]}
+            for column, purpose in columns.items():
+                value = values[column]
+                sealed = value is None or value.startswith(SEALED_PREFIX)
+                update[f"new_{column}"] = value if sealed else seal(ring, purpose, value)
+            updates.append(update)
+        bind.execute(change, updates)
+        after = str(rows[-1]._mapping[key])
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("referrals", schema=None) as batch_op:
+        batch_op.drop_index("ix_referrals_patient_phone")
+    for table, columns in WIDENED.items():
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            for column, was, nullable in columns:
+                batch_op.alter_column(
+                    column, existing_type=was, type_=sa.Text(), existing_nullable=nullable
+                )
+    bind = op.get_bind()
+    ring_of: dict[str, KeyRing] = {}  # read once, and only when a row needs sealing
+    for name, key, sealed_columns in SEALED:
+        _seal_table(bind, ring_of, name, key, sealed_columns)
+
+
+def downgrade() -> None:
+    # Sealed values stay sealed and the columns TEXT: a sealed value does not fit the old
+    # widths, and opening it needs the ring (the application reads sealed and plain values).
+    with op.batch_alter_table("referrals", schema=None) as batch_op:
+        batch_op.create_index("ix_referrals_patient_phone", ["patient_phone"], unique=False)

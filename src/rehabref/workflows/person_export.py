@@ -33,8 +33,9 @@ from rehabref.tables.eligibility import CoverageUse, ReferralCoverage
 from rehabref.tables.events import Event
 from rehabref.tables.intake import AssistantSession, ContactTask, IntakeConversation
 from rehabref.tables.partners import Partner
+from rehabref.tables.payer_billing import ClaimLine
 from rehabref.tables.referrals import Referral, ReferralTransition
-from rehabref.tables.scheduling import Appointment
+from rehabref.tables.scheduling import Appointment, SlotOffer
 
 _partners = table(Partner)
 _referrals = table(Referral)
@@ -51,6 +52,7 @@ PER_REFERRAL: dict[str, Table] = {
     "therapy_sessions": table(CareSession),
     "physio_assignments": table(PhysioAssignment),
     "appointments": table(Appointment),
+    "slot_offers": table(SlotOffer),
     "assessments": table(Assessment),
     "coverage": table(ReferralCoverage),
     "coverage_uses": table(CoverageUse),
@@ -58,6 +60,7 @@ PER_REFERRAL: dict[str, Table] = {
     # Kept by erasure (amounts, dates, ids: what billing law requires).
     "payment_requests": table(PaymentRequest),
     "payments": table(Payment),
+    "claim_lines": table(ClaimLine),
 }
 # Tables with a referral_id that the export leaves out, and why.
 NOT_EXPORTED = {

@@ -218,6 +218,7 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
         "scheduled_jobs.run_due",
         "channels.send_due",
         "intake.nudge_silent",
+        "billing.draft_payer_invoices",
     }
     ran: list[str] = []
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from rehabref.referrals.sealing import PHONE, open_text
 from tests.conftest import auth, count
 from tests.links.hosted import create_link, form_token, good_form, path_of, submit
+from tests.support.partners import TEST_RING
 
 
 def _referral(sql, link_id):
@@ -49,7 +51,8 @@ def test_valid_submission_creates_an_attributed_referral(client, partner, sql):
     assert row["partner_id"] == partner["partner_id"]
     assert row["environment"] == "test"
     assert row["route"] == "assistant"
-    assert row["patient_phone"] == "+2348031234567"
+    assert row["patient_phone"] != "+2348031234567"  # sealed at rest
+    assert open_text(TEST_RING, PHONE, row["patient_phone"]) == "+2348031234567"
     assert row["consent_accepted"] in (True, 1)
     assert row["consent_version"] == "hosted-link-2026-01"
     assert row["consent_source"] == "hosted_link"

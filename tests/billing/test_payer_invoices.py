@@ -175,6 +175,35 @@ def line_of(sql: Engine, session_id: str) -> Any:
         ).first()
 
 
+def test_concurrent_schedulings_for_one_member_never_pass_the_allowance(
+    client: httpx.Client, sql: Engine, make_partner: Any, operator_token: str, physio_id: str
+) -> None:
+    """Three referrals of one member, two covered sessions left, six schedulings at once:
+    exactly two pass, whichever referrals they come through."""
+    partner = make_partner(name="Race Clinic", contract="g")
+    key = partner["keys"]["sk_live"]
+    phone = new_phone()
+    policy = add_member(sql, phone=phone, limit=3, used=1)
+    referrals = [hmo_referral(client, key, policy, phone) for _ in range(3)]
+
+    def attempt(referral_id: str) -> int:
+        with httpx.Client(base_url=str(client.base_url), timeout=30) as own:
+            return schedule(own, operator_token, referral_id, physio_id).status_code
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        statuses = sorted(pool.map(attempt, referrals * 2))
+    assert statuses == [201, 201, 409, 409, 409, 409], statuses
+    with sql.connect() as conn:
+        scheduled = conn.execute(
+            text(
+                "SELECT count(*) FROM care_sessions WHERE status = 'scheduled' AND referral_id IN "
+                "(SELECT referral_id FROM referral_coverage WHERE policy_number = :p)"
+            ),
+            {"p": policy},
+        ).scalar_one()
+    assert scheduled == 2
+
+
 def test_hmo_sessions_become_claim_lines_within_the_allowance(
     client: httpx.Client, sql: Engine, make_partner: Any, operator_token: str, physio_id: str
 ) -> None:

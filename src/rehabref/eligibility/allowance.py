@@ -20,10 +20,11 @@ from rehabref.eligibility.codes import NEGOTIATED_RATE_KOBO
 from rehabref.errors import ApiError
 from rehabref.referrals.transitions import lock_referral
 from rehabref.tables.care import CareSession
-from rehabref.tables.eligibility import ReferralCoverage
+from rehabref.tables.eligibility import HmoMember, ReferralCoverage
 from rehabref.tables.referrals import Referral
 
 _coverage = table(ReferralCoverage)
+_members = table(HmoMember)
 _referrals = table(Referral)
 _sessions = table(CareSession)
 _OPEN_SESSIONS = ("scheduled", "in_progress")
@@ -119,12 +120,21 @@ async def check_allowance(
 ) -> None:
     """Raise 409 ``allowance_exceeded`` when the member has no session left to schedule.
 
-    The referral's row is locked first, so two schedulings of one referral are counted one
-    after the other."""
+    The referral's row is locked first, then the member's registry row (live members), so
+    two schedulings for one member, through one referral or several, are counted one after
+    the other."""
     await lock_referral(conn, referral_id)
     claim = await claim_coverage(conn, referral_id=referral_id, coverage=coverage)
     if claim is None:
         return
+    await conn.execute(
+        select(_members.c.id)
+        .where(
+            _members.c.hmo_code == claim.hmo_code,
+            _members.c.policy_number == claim.policy_number,
+        )
+        .with_for_update()
+    )
     refusal = allowance_refusal(
         claim.sessions_remaining, await open_sessions_of_member(conn, claim)
     )

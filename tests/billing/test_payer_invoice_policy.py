@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rehabref.billing import remittance
+from rehabref.billing.payer_invoice_csv import text_cell
 from rehabref.billing.payer_invoices import (
     ALLOWED,
     LineAmounts,
@@ -128,3 +129,19 @@ def test_a_session_is_refused_exactly_when_none_is_left(remaining: int, schedule
     assert (refusal is None) == (scheduled < remaining)
     if refusal is not None:
         assert (refusal.status, refusal.code) == (409, "allowance_exceeded")
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("AXA-00012345", "AXA-00012345"),
+        ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+        ("+2348031234567", "'+2348031234567"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tTab", "'\tTab"),
+        (None, ""),
+    ],
+)
+def test_free_text_cells_never_start_a_formula(value: str | None, shown: str) -> None:
+    assert text_cell(value) == shown

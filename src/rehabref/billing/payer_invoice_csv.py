@@ -1,8 +1,10 @@
 """A payer invoice as CSV: one row per line, then a ``total`` row (the PDF: payer_invoice_pdf).
 
 Threat: patient data or spreadsheet formulas leaking through an export. Lines carry ids,
-member ids, dates, codes and amounts: no names, phones or clinical text. Every CSV value is
-ours (ids, codes, ISO dates, integers), so no cell can start with ``=``, ``+``, ``-`` or ``@``.
+member ids, dates, codes and amounts: no names, phones or clinical text. Member ids and plan
+tiers come from the HMO's registry (free text): a cell starting with ``=``, ``+``, ``-``,
+``@``, a tab or a carriage return is written with a leading ``'`` so a spreadsheet shows it
+as text instead of running it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,15 @@ CSV_HEADER = (
 )
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(value: str | None) -> str:
+    """A free-text value as a spreadsheet shows it, never as a formula."""
+    text = value or ""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 def invoice_csv(invoice: Any, lines: Sequence[Any]) -> bytes:
     """One row per line, then a ``total`` row; amounts in integer minor units."""
     buffer = io.StringIO()
@@ -43,8 +54,8 @@ def invoice_csv(invoice: Any, lines: Sequence[Any]) -> bytes:
                 line.line_number,
                 line.invoice_reference,
                 line.session_date.isoformat(),
-                line.member_id or "",
-                line.policy or "",
+                text_cell(line.member_id),
+                text_cell(line.policy),
                 line.procedure_code,
                 line.referral_id,
                 line.session_id,

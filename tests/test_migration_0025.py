@@ -61,6 +61,14 @@ def test_existing_patient_identifiers_are_sealed_once(
                     for n in range(ROWS)
                 ]
                 + [
+                    {  # a plain address that happens to look like a sealed value
+                        "id": "ref_lookalike",
+                        "first": "Sade",
+                        "last": None,
+                        "phone": None,
+                        "email": "s1.sade@example.com",
+                        "now": now,
+                    },
                     {
                         "id": "ref_sealed",
                         "first": already,
@@ -68,7 +76,7 @@ def test_existing_patient_identifiers_are_sealed_once(
                         "phone": None,
                         "email": None,
                         "now": now,
-                    }
+                    },
                 ],
             )
 
@@ -76,7 +84,7 @@ def test_existing_patient_identifiers_are_sealed_once(
 
         with engine.connect() as conn:
             rows = conn.execute(text("SELECT * FROM referrals ORDER BY id")).all()
-        assert len(rows) == ROWS + 1
+        assert len(rows) == ROWS + 2
         plain = {"Ngozi7", "+2348030000007", "Obi8", "ngozi9@example.com"}
         for row in rows[:ROWS]:
             for column in ("patient_first_name", "patient_phone"):
@@ -90,7 +98,11 @@ def test_existing_patient_identifiers_are_sealed_once(
             None,
         )
         assert patient_identity(ring, rows[9]).email == "ngozi9@example.com"
-        assert rows[ROWS].patient_first_name == already  # sealed before: left alone
+        lookalike, sealed_before = rows[ROWS], rows[ROWS + 1]
+        assert lookalike.id == "ref_lookalike" and sealed_before.id == "ref_sealed"
+        assert lookalike.patient_email != "s1.sade@example.com"
+        assert patient_identity(ring, lookalike).email == "s1.sade@example.com"
+        assert sealed_before.patient_first_name == already  # sealed before: left alone
 
         # Idempotent: again from 0024 (a run interrupted half-way), nothing is sealed twice.
         command.downgrade(alembic_config(url), "0024")
@@ -99,3 +111,36 @@ def test_existing_patient_identifiers_are_sealed_once(
             again = conn.execute(text("SELECT * FROM referrals ORDER BY id")).all()
         engine.dispose()
     assert again == rows
+
+
+def test_it_refuses_to_seal_under_a_key_made_up_on_the_spot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No REHABREF_SECRET_KEY and no key file where the application keeps it: rows to seal
+    stop the migration instead of locking them under a new key nobody has."""
+    key_file = tmp_path / "elsewhere" / "rehabref.key"
+    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
+    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    with fresh_database(tmp_path) as url:
+        command.downgrade(alembic_config(url), "0024")
+        engine = create_engine(sync_url(url))
+        with engine.begin() as conn:
+            _insert(
+                conn,
+                [
+                    {
+                        "id": "ref_1",
+                        "first": "Ngozi",
+                        "last": None,
+                        "phone": None,
+                        "email": None,
+                        "now": datetime.now(UTC),
+                    }
+                ],
+            )
+        with pytest.raises(RuntimeError, match="no key was found"):
+            upgrade(url)
+        with engine.connect() as conn:
+            first = conn.execute(text("SELECT patient_first_name FROM referrals")).scalar_one()
+        engine.dispose()
+    assert first == "Ngozi" and not key_file.exists()

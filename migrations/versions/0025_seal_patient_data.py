@@ -23,7 +23,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from rehabref.config import load_settings
-from rehabref.crypto import SEALED_PREFIX, KeyRing, seal
+from rehabref.crypto import SEALED_PREFIX, KeyRing, SealedValueError, open_sealed, seal
 from rehabref.instance_secret import load_key_ring
 
 revision = "0025"
@@ -61,7 +61,26 @@ def _ring(bind: sa.engine.Connection) -> KeyRing:
     settings = load_settings(
         {**os.environ, "REHABREF_DATABASE_URL": bind.engine.url.render_as_string(False)}
     )
-    return load_key_ring(settings.secret_key, Path(settings.secret_key_file))
+    key_file = Path(settings.secret_key_file)
+    if not settings.secret_key and not key_file.exists():
+        # Sealing under a key made up here would lock the rows away from the application.
+        raise RuntimeError(
+            f"Migration 0025 seals patient data with the instance key, but no key was found "
+            f"(REHABREF_SECRET_KEY is unset and {key_file} does not exist). Run it where the "
+            "application's key is, or set REHABREF_SECRET_KEY / REHABREF_SECRET_KEY_FILE."
+        )
+    return load_key_ring(settings.secret_key, key_file)
+
+
+def _is_sealed(ring: KeyRing, purpose: str, value: str) -> bool:
+    """A value this ring opens (a plain value may start with ``s1.`` too, e.g. an e-mail)."""
+    if not value.startswith(SEALED_PREFIX):
+        return False
+    try:
+        open_sealed(ring, purpose, value)
+    except SealedValueError:
+        return False
+    return True
 
 
 def _seal_table(
@@ -101,8 +120,8 @@ def _seal_table(
             update: dict[str, Any] = {"row_key": values[key]}
             for column, purpose in columns.items():
                 value = values[column]
-                sealed = value is None or value.startswith(SEALED_PREFIX)
-                update[f"new_{column}"] = value if sealed else seal(ring, purpose, value)
+                kept = value is None or _is_sealed(ring, purpose, value)
+                update[f"new_{column}"] = value if kept else seal(ring, purpose, value)
             updates.append(update)
         bind.execute(change, updates)
         after = str(rows[-1]._mapping[key])

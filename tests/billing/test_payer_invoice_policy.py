@@ -61,8 +61,15 @@ def test_co_pay_is_capped_at_the_amount() -> None:
 def test_numbers_name_payer_environment_and_month() -> None:
     assert invoice_number("hmo", "AXA_MANSARD", "live", "2026-11") == "HMO-202611-AXA_MANSARD"
     assert invoice_number("hmo", "AXA_MANSARD", "test", "2026-11") == "HMOT-202611-AXA_MANSARD"
-    partner = "prt_01jd3k8e5v0m2c7h4q9w1x6y3z"
-    assert invoice_number("employer", partner, "live", "2026-01") == "EMP-202601-1X6Y3Z"
+    partner = "ptn_01jd3k8e5v0m2c7h4q9w1x6y3z"
+    assert invoice_number("employer", partner, "live", "2026-01") == (
+        "EMP-202601-01JD3K8E5V0M2C7H4Q9W1X6Y3Z"
+    )
+    # Two employers whose ids end alike still get two invoices.
+    other = "ptn_01jd3k8e5v0m2c7h4q9w0x6y3z"
+    assert invoice_number("employer", other, "live", "2026-01") != invoice_number(
+        "employer", partner, "live", "2026-01"
+    )
     assert line_reference("HMO-202611-AXA_MANSARD", 7) == "HMO-202611-AXA_MANSARD-0007"
 
 
@@ -112,6 +119,7 @@ def test_remittance_rows_are_parsed() -> None:
         (HEADER + "X,1,01/11/2026,R\n", "row 2", "YYYY-MM-DD"),
         (HEADER + "X,1,2026-11-25,R\n", "row 2", "future"),
         (HEADER + "X,1,2026-11-01,=cmd()\n", "row 2", "remittance_reference"),
+        (HEADER + "X,1,2026-11-01," + "R" * 200_000 + "\n", "file", "field limit"),
     ],
 )
 def test_bad_remittance_files_are_refused_with_the_row(

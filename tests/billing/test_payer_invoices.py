@@ -26,6 +26,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from rehabref.billing import payer_invoice_store
+from rehabref.billing.payer_invoices import invoice_number
 from rehabref.db import Database
 from tests.a11y.axe import assert_accessible
 from tests.conftest import auth
@@ -45,6 +46,10 @@ CO_PAY = 250_000
 def _next_month_start(now: datetime) -> datetime:
     year, month = (now.year, now.month + 1) if now.month < 12 else (now.year + 1, 1)
     return datetime(year, month, 1, 1, 0, tzinfo=UTC)
+
+
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
 
 
 def _this_period() -> str:
@@ -93,6 +98,11 @@ def add_member(sql: Engine, *, phone: str, limit: int, used: int) -> str:
             },
         )
     return policy
+
+
+def employer_invoice_number(employer: dict[str, Any]) -> str:
+    """This month's live invoice number of an employer partner."""
+    return invoice_number("employer", employer["partner_id"], "live", _this_period())
 
 
 def new_phone() -> str:
@@ -305,7 +315,7 @@ def test_employer_invoice_drafted_issued_paid_with_documents(
     ]
     lines = [line_of(sql, session_id) for session_id in sessions]
     assert sorted(line.line_number for line in lines) == [1, 2, 3]
-    number = f"EMP-{_this_period().replace('-', '')}-{employer['partner_id'][-6:].upper()}"
+    number = employer_invoice_number(employer)
     assert {line.invoice_number for line in lines} == {number}
     assert {answer.json()["invoice_reference"] for answer in answers} == {
         f"{number}-{n:04d}" for n in (1, 2, 3)
@@ -404,8 +414,8 @@ def test_employer_invoice_drafted_issued_paid_with_documents(
     assert "whole number" in fields["row 4"] and "future" in fields["row 5"]
     mismatched = (
         "invoice_number,amount_paid_minor,paid_on,remittance_reference\r\n"
-        f"{number},{3 * RATE - 1},2026-11-20,DG-RMT-1\r\n"
-        "EMP-209901-NOSUCH,100,2026-11-20,DG-RMT-2\r\n"
+        f"{number},{3 * RATE - 1},{_today()},DG-RMT-1\r\n"
+        f"EMP-209901-NOSUCH,100,{_today()},DG-RMT-2\r\n"
     )
     rejected = client.post(
         f"{INVOICES}/remittances",
@@ -417,6 +427,16 @@ def test_employer_invoice_drafted_issued_paid_with_documents(
     assert "payable total" in fields["row 2"] and "no invoice" in fields["row 3"]
     current = client.get(f"{INVOICES}/{invoice_id}", headers=op_headers(operator_token)).json()
     assert current["status"] == "issued"
+    early = client.post(
+        f"{INVOICES}/remittances",
+        content=(
+            "invoice_number,amount_paid_minor,paid_on,remittance_reference\r\n"
+            f"{number},{3 * RATE},2001-01-01,DG-RMT-5\r\n"
+        ).encode(),
+        headers={**op_headers(operator_token), "Content-Type": "text/csv"},
+    )
+    assert early.status_code == 422
+    assert "before the invoice was issued" in early.json()["error"]["fields"]["row 2"]
     wrong_type = client.post(
         f"{INVOICES}/remittances", content=b"x", headers=op_headers(operator_token)
     )
@@ -424,7 +444,7 @@ def test_employer_invoice_drafted_issued_paid_with_documents(
 
     good = (
         "invoice_number,amount_paid_minor,paid_on,remittance_reference\n"
-        f"{number},{3 * RATE},2026-11-20,DG-RMT-0042\n"
+        f"{number},{3 * RATE},{_today()},DG-RMT-0042\n"
     )
     paid = client.post(
         f"{INVOICES}/remittances",
@@ -434,7 +454,7 @@ def test_employer_invoice_drafted_issued_paid_with_documents(
     assert paid.status_code == 200, paid.text
     (record,) = paid.json()["paid"]
     assert record["status"] == "paid" and record["remittance_reference"] == "DG-RMT-0042"
-    assert record["paid_at"].startswith("2026-11-20")
+    assert record["paid_at"].startswith(_today())
     assert move("paid").status_code == 409
     again_paid = client.post(
         f"{INVOICES}/remittances",
@@ -484,7 +504,7 @@ def test_the_console_lists_issues_and_marks_invoices_paid(
     session_id = schedule(client, operator_token, referral_id, physio_id).json()["session_id"]
     assert run_session(client, operator_token, session_id).status_code == 200
     draft_this_month(database_url)
-    number = f"EMP-{_this_period().replace('-', '')}-{employer['partner_id'][-6:].upper()}"
+    number = employer_invoice_number(employer)
     with sql.connect() as conn:
         invoice_id = conn.execute(
             text("SELECT id FROM payer_invoices WHERE number = :n"), {"n": number}
@@ -592,7 +612,7 @@ def test_the_cli_imports_a_remittance_all_or_nothing(
     session_id = schedule(client, operator_token, referral_id, physio_id).json()["session_id"]
     assert run_session(client, operator_token, session_id).status_code == 200
     draft_this_month(database_url)
-    number = f"EMP-{_this_period().replace('-', '')}-{employer['partner_id'][-6:].upper()}"
+    number = employer_invoice_number(employer)
     with sql.connect() as conn:
         invoice_id = conn.execute(
             text("SELECT id FROM payer_invoices WHERE number = :n"), {"n": number}
@@ -605,7 +625,7 @@ def test_the_cli_imports_a_remittance_all_or_nothing(
     assert issued.status_code == 200
     header = "invoice_number,amount_paid_minor,paid_on,remittance_reference\n"
     bad = tmp_path / "bad.csv"
-    bad.write_text(header + f"{number},{RATE},2026-11-20,CLI-1\nEMP-209901-NONE,1,2026-11-20,X\n")
+    bad.write_text(header + f"{number},{RATE},{_today()},CLI-1\nEMP-209901-NONE,1,{_today()},X\n")
     refused = _cli(database_url, str(bad), "--by", "Ada")
     assert refused.returncode == 1, refused.stderr
     assert "row 3: no invoice with this number" in refused.stderr
@@ -616,7 +636,7 @@ def test_the_cli_imports_a_remittance_all_or_nothing(
         ).scalar_one()
     assert status == "issued"  # nothing half-applied
     good = tmp_path / "good.csv"
-    good.write_text(header + f"{number},{RATE},2026-11-20,CLI-1\n")
+    good.write_text(header + f"{number},{RATE},{_today()},CLI-1\n")
     applied = _cli(database_url, str(good), "--by", "Ada")
     assert applied.returncode == 0, applied.stderr
     assert f"paid {number} ({RATE} kobo)" in applied.stdout
@@ -642,7 +662,7 @@ def test_a_coordinator_issues_and_marks_an_invoice_paid_in_the_browser(
         session_id = schedule(client, operator_token, referral_id, physio_id).json()["session_id"]
         assert run_session(client, operator_token, session_id).status_code == 200
     draft_this_month(database_url)
-    number = f"EMP-{_this_period().replace('-', '')}-{employer['partner_id'][-6:].upper()}"
+    number = employer_invoice_number(employer)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         # CSP bypassed only so axe can be injected; the page itself is unchanged.

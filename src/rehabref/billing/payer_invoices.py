@@ -50,11 +50,12 @@ def previous_period(now: datetime) -> str:
 
 
 def invoice_number(payer_kind: str, payer_id: str, environment: str, period: str) -> str:
-    """``HMO-202611-AXA_MANSARD``, ``EMP-202611-4K9QZ2`` (the employer partner's last six
-    characters, upper case); sandbox invoices carry a ``T``: ``HMOT-202611-AXA_MANSARD``."""
+    """``HMO-202611-AXA_MANSARD``, ``EMP-202611-01M87F79VEEDEV9Q6X7PMFWETH`` (the employer
+    partner's whole id without ``ptn_``, upper case: a shorter cut could name two employers);
+    sandbox invoices carry a ``T``: ``HMOT-202611-AXA_MANSARD``."""
     tag = "HMO" if payer_kind == HMO else "EMP"
     marker = "T" if environment == "test" else ""
-    payer = payer_id if payer_kind == HMO else payer_id[-6:].upper()
+    payer = payer_id if payer_kind == HMO else payer_id.removeprefix("ptn_").upper()
     return f"{tag}{marker}-{period.replace('-', '')}-{payer}"
 
 

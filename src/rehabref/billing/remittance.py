@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.billing import payer_invoice_store as store
 from rehabref.billing.payer_invoices import ISSUED, PAID
+from rehabref.clock import as_utc
 from rehabref.errors import ApiError
 
 COLUMNS = ("invoice_number", "amount_paid_minor", "paid_on", "remittance_reference")
@@ -48,6 +49,16 @@ def _reject(fields: dict[str, str], message: str) -> ApiError:
 
 def parse(text: str, *, today: date) -> list[RemittanceRow]:
     """The file's rows, or 422 with every problem (whole-file ones under ``file``)."""
+    try:
+        return _parse(text, today=today)
+    except csv.Error as exc:  # e.g. a field over the csv module's size limit
+        raise _reject(
+            {"file": f"Not a CSV file this import can read ({exc})."},
+            "The remittance file cannot be read.",
+        ) from None
+
+
+def _parse(text: str, *, today: date) -> list[RemittanceRow]:
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     header = next(reader, None)
     if header is None or tuple(cell.strip() for cell in header) != COLUMNS:
@@ -109,6 +120,11 @@ async def apply(
             problems[key] = "no invoice with this number"
         elif invoice.status != ISSUED:
             problems[key] = f"the invoice is {invoice.status}; only an issued invoice is paid"
+        elif invoice.issued_at is not None and row.paid_on < as_utc(invoice.issued_at).date():
+            problems[key] = (
+                f"paid_on {row.paid_on.isoformat()} is before the invoice was issued "
+                f"({as_utc(invoice.issued_at).date().isoformat()})"
+            )
         elif invoice.payable_total_minor != row.amount_paid_minor:
             problems[key] = (
                 f"amount_paid_minor {row.amount_paid_minor} is not the invoice's payable "

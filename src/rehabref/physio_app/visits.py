@@ -62,11 +62,16 @@ async def upcoming(conn: AsyncConnection, *, physio_id: str, now: datetime) -> l
 
 
 async def own_visit(conn: AsyncConnection, *, physio_id: str, session_id: str) -> Any:
-    """The visit when it is this physiotherapist's, else None (a 404 to them)."""
+    """The visit when it is this physiotherapist's and its patient's data is not erased, else
+    None (a 404 to them)."""
     query = (
         select(*_COLUMNS)
         .join(_referrals, _referrals.c.id == _sessions.c.referral_id)
-        .where(_sessions.c.id == session_id, _sessions.c.physio_id == physio_id)
+        .where(
+            _sessions.c.id == session_id,
+            _sessions.c.physio_id == physio_id,
+            _referrals.c.erased_at.is_(None),
+        )
     )
     return (await conn.execute(query)).first()
 

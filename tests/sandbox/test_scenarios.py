@@ -160,7 +160,7 @@ def test_phone_3_session_completed_listed_reported_and_pdf(world, shape):
     data = delivery["body"]["data"]
     gps = data["gps_check_in"]
     assert (gps["verified"], gps["method"]) == (True, "scheduled_location")
-    assert re.fullmatch(r"INV-\d{6}-[0-9A-Z]{6}-T\d{4}", data["invoice_reference"])  # sandbox
+    assert re.fullmatch(r"INV-\d{6}-[0-9A-Z]{26}-T\d{4}", data["invoice_reference"])  # sandbox
     key = _key(world, shape)
     http = world["http"]
     sessions = http.get(

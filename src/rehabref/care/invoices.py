@@ -1,10 +1,11 @@
 """Monthly itemized invoice references for completed sessions.
 
-A partner has one invoice per month and environment, ``INV-<yyyymm>-<partner short>``;
-each completed session is a numbered item on it: ``INV-202611-4K9QZ2-0007`` (sandbox:
-``INV-202611-4K9QZ2-T0007``). The partner short code is the last six characters of the
-partner id, upper case. Item numbers come from an atomic counter (INSERT ... ON CONFLICT
-DO UPDATE ... RETURNING), so concurrent completions never share a number.
+A partner has one invoice per month and environment, ``INV-<yyyymm>-<partner>``; each
+completed session is a numbered item on it: ``INV-202611-01M87F79VEEDEV9Q6X7PMFWETH-0007``
+(sandbox: ``...-T0007``). The partner part is the whole partner id without ``ptn_``, upper
+case: a shorter cut could name two partners, and the references are unique. Item numbers
+come from an atomic counter (INSERT ... ON CONFLICT DO UPDATE ... RETURNING), so concurrent
+completions never share a number.
 
 Sessions billed to an HMO or a sponsoring employer are numbered on that payer's invoice
 instead (billing/payer_invoices.py, chosen in workflows/sessions.py); this numbering is for
@@ -26,7 +27,7 @@ _counters = table(InvoiceCounter)
 
 
 def invoice_number(partner_id: str, when: datetime) -> str:
-    return f"INV-{as_utc(when):%Y%m}-{partner_id[-6:].upper()}"
+    return f"INV-{as_utc(when):%Y%m}-{partner_id.removeprefix('ptn_').upper()}"
 
 
 async def next_invoice_reference(

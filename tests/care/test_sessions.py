@@ -77,8 +77,9 @@ def test_session_lifecycle_emits_session_completed_with_clinical_summary_for_g(
     assert view["gps_check_in"]["method"] == "area_centroid"
     assert view["gps_check_in"]["radius_km"] == 5.0
     # A live referral's invoice item (the sandbox's carry a T: tests/sandbox).
-    assert re.fullmatch(r"INV-202611-[0-9A-Z]{6}-\d{4}", view["invoice_reference"])
-    assert view["invoice_reference"].split("-")[2] == partner["partner_id"][-6:].upper()
+    assert re.fullmatch(r"INV-202611-[0-9A-Z]{26}-\d{4}", view["invoice_reference"])
+    partner_part = view["invoice_reference"].split("-")[2]
+    assert partner_part == partner["partner_id"].removeprefix("ptn_").upper()
 
     (event,) = events_of(sql, referral_id, "session.completed")
     assert event["referral_id"] == referral_id

@@ -72,7 +72,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
         db = Database(settings.database_url, hot_path_connections=settings.hot_path_connections)
         box = secret_box(settings)
         rate_limiter = RateLimiter(settings.redis_url)
-        coverage = wiring.coverage_sources()
+        coverage = wiring.coverage_sources(box.ring)
         roster = wiring.roster_sources()
         channels = wiring.channel_providers(settings)
         wiring.warn_about_missing_channels(channels)

@@ -173,6 +173,14 @@ def open_optional(ring: KeyRing, purpose: str, sealed: str | None) -> str | None
     return None if sealed is None else open_sealed(ring, purpose, sealed)
 
 
+def open_stored(ring: KeyRing, purpose: str, stored: str | None) -> str | None:
+    """A stored column's text: a sealed value opened; a value written before its column was
+    sealed (no envelope) read as it is."""
+    if stored is None or not stored.startswith(SEALED_PREFIX):
+        return stored
+    return open_sealed(ring, purpose, stored)
+
+
 def normalise_for_index(value: str) -> str:
     """Phones arrive in E.164 already; e-mail addresses compare without case or spaces."""
     return value.strip().lower()

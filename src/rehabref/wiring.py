@@ -77,9 +77,10 @@ def paystack_client(settings: Settings) -> PaystackClient | None:
     )
 
 
-def coverage_sources() -> CoverageSources:
-    """Live keys: the imported HMO registries. Test keys: the sandbox's synthetic members."""
-    return CoverageSources(live=RegistryAdapter(), test=SandboxCoverage())
+def coverage_sources(ring: KeyRing) -> CoverageSources:
+    """Live keys: the imported HMO registries (members' names and phones opened with
+    ``ring``). Test keys: the sandbox's synthetic members."""
+    return CoverageSources(live=RegistryAdapter(ring), test=SandboxCoverage())
 
 
 def roster_sources() -> RosterSources:

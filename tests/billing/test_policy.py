@@ -158,7 +158,7 @@ def test_the_worker_initializes_payments_only_with_a_paystack_key(tmp_path):
         messages = wiring.message_worker(Database(url), settings, channels, SecretBox("k" * 32))
         paystack = wiring.paystack_client(settings)
         jobs = wiring.periodic_jobs(
-            wiring.coverage_sources(),
+            wiring.coverage_sources(SecretBox("k" * 32).ring),
             wiring.roster_sources(),
             messages,
             ring=SecretBox("k" * 32).ring,

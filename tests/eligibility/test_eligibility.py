@@ -11,9 +11,11 @@ import pytest
 
 from rehabref import wiring
 from rehabref.db import Database
+from rehabref.eligibility.member_sealing import opened_name, opened_phone
 from rehabref.eligibility.service import consume_session
 from tests.conftest import auth
 from tests.shapeg.bodies import g_referral, one
+from tests.support.partners import TEST_RING, TEST_SECRET_KEY
 from tests.support.server import isolated_environ
 
 PATH = "/api/v1/partners/eligibility"
@@ -50,7 +52,11 @@ def members(database_url, tmp_path_factory):
             "AXA_MANSARD",
             str(path),
         ],
-        env={**isolated_environ(), "REHABREF_DATABASE_URL": database_url},
+        env={
+            **isolated_environ(),
+            "REHABREF_DATABASE_URL": database_url,
+            "REHABREF_SECRET_KEY": TEST_SECRET_KEY,  # the server's key: names are sealed
+        },
         capture_output=True,
         text=True,
         timeout=120,
@@ -204,7 +210,7 @@ def test_pre_auth_token_links_the_referral_and_sessions_consume_the_allowance(
                 return await consume_session(
                     conn,
                     referral_id=referral_id,
-                    coverage=wiring.coverage_sources(),
+                    coverage=wiring.coverage_sources(TEST_RING),
                     session_id=session_id,
                 )
         finally:
@@ -214,3 +220,11 @@ def test_pre_auth_token_links_the_referral_and_sessions_consume_the_allowance(
     assert asyncio.run(consume("ses_test_1")) is False  # the same session is charged once
     body = _check(client, live, members["ok"]).json()
     assert body["coverage"]["sessions_remaining"] == 7
+
+
+def test_members_names_and_phones_are_sealed_in_the_registry(members, sql):
+    name, phone = one(
+        sql, "SELECT name, phone FROM hmo_members WHERE policy_number = :p", p=members["ok"]
+    )
+    assert name.startswith("s1.k0.") and phone.startswith("s1.k0.")
+    assert (opened_name(TEST_RING, name), opened_phone(TEST_RING, phone)) == ("Amina Bello", PHONE)

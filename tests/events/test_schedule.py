@@ -207,7 +207,7 @@ def test_periodic_jobs_run_in_the_worker_loop(db_url):
     channels = wiring.channel_providers(settings)
     messages = wiring.message_worker(Database(db_url), settings, channels, SecretBox("k" * 32))
     wired = wiring.periodic_jobs(
-        wiring.coverage_sources(),
+        wiring.coverage_sources(SecretBox("k" * 32).ring),
         wiring.roster_sources(),
         messages,
         ring=SecretBox("k" * 32).ring,

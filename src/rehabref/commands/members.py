@@ -8,9 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from rehabref.config import load_settings
 from rehabref.csv_imports import run_import_command
 from rehabref.eligibility.codes import HMO_CODES
 from rehabref.eligibility.csv_import import import_csv
+from rehabref.instance_secret import secret_box
 
 members_app = typer.Typer(help="HMO member registries (eligibility).", no_args_is_help=True)
 
@@ -29,8 +31,9 @@ def import_command(
     if hmo not in HMO_CODES:
         err.print(f"error: unknown HMO code {hmo!r}; use one of {', '.join(HMO_CODES)}")
         raise typer.Exit(2)
+    ring = secret_box(load_settings()).ring  # names and phones are stored sealed
     run_import_command(
         title=f"importing {hmo} members",
         file=file,
-        run=lambda db, advance: import_csv(db, hmo, file, advance=advance),
+        run=lambda db, advance: import_csv(db, ring, hmo, file, advance=advance),
     )

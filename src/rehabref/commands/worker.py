@@ -27,7 +27,7 @@ async def run_standalone(settings: Any) -> None:
         box,
         config,
         periodic=wiring.periodic_jobs(
-            wiring.coverage_sources(),
+            wiring.coverage_sources(box.ring),
             wiring.roster_sources(),
             messages,
             ring=box.ring,

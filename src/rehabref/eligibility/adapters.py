@@ -15,7 +15,9 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
+from rehabref.eligibility.member_sealing import opened_name, opened_phone
 from rehabref.tables.eligibility import CoverageUse, HmoMember
 
 _members = table(HmoMember)
@@ -52,7 +54,11 @@ class HmoAdapter(Protocol):
 
 
 class RegistryAdapter:
-    """Live coverage from the ``hmo_members`` registry (CSV imports)."""
+    """Live coverage from the ``hmo_members`` registry (CSV imports); the member's sealed
+    name and phone are opened with ``ring``."""
+
+    def __init__(self, ring: KeyRing) -> None:
+        self._ring = ring
 
     async def find_member(
         self, conn: AsyncConnection, *, hmo_code: str, policy_number: str, member_phone: str
@@ -67,8 +73,8 @@ class RegistryAdapter:
         if row is None:
             return None
         return MemberCoverage(
-            name=row.name,
-            phone=row.phone,
+            name=opened_name(self._ring, row.name),
+            phone=opened_phone(self._ring, row.phone),
             plan_tier=row.plan_tier,
             policy_status=row.policy_status,
             expiry_date=row.expiry_date,

@@ -6,7 +6,8 @@ post_surgical_covered, pre_auth_required`` and optionally ``physiotherapy_covere
 (default true). Booleans: true/false, yes/no, 1/0. Dates: YYYY-MM-DD. Phones: E.164.
 A re-import replaces the member's facts, including ``sessions_used`` (the HMO's own count is
 authoritative; sessions completed here between imports are added to it).
-Rows are written in batches, each batch in one transaction.
+Rows are written in batches, each batch in one transaction; names and phones are stored
+sealed (``member_sealing``).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from sqlalchemy import insert, select, update
 
 from rehabref import fields
 from rehabref.clock import utcnow
+from rehabref.crypto import KeyRing
 from rehabref.csv_imports import CsvFormatError, ImportReport
 from rehabref.db import Database, table
+from rehabref.eligibility.member_sealing import stored_member
 from rehabref.ids import new_id
 from rehabref.request_body import field_errors
 from rehabref.tables.eligibility import HmoMember
@@ -101,7 +104,9 @@ def _rows(path: Path, report: ImportReport) -> Iterator[tuple[int, MemberRow]]:
                 )
 
 
-async def _write_batch(db: Database, hmo_code: str, batch: list[MemberRow]) -> tuple[int, int]:
+async def _write_batch(
+    db: Database, ring: KeyRing, hmo_code: str, batch: list[MemberRow]
+) -> tuple[int, int]:
     now = utcnow()
     by_policy = {row.policy_number: row for row in batch}  # last row wins within a batch
     async with db.write() as conn:
@@ -117,7 +122,7 @@ async def _write_batch(db: Database, hmo_code: str, batch: list[MemberRow]) -> t
         )
         new_rows = []
         for policy, row in by_policy.items():
-            values = row.model_dump()
+            values = stored_member(ring, row.model_dump())
             if policy in existing:
                 values.pop("policy_number")
                 await conn.execute(
@@ -141,7 +146,7 @@ async def _write_batch(db: Database, hmo_code: str, batch: list[MemberRow]) -> t
 
 
 async def import_csv(
-    db: Database, hmo_code: str, path: Path, *, advance: Callable[[int], None]
+    db: Database, ring: KeyRing, hmo_code: str, path: Path, *, advance: Callable[[int], None]
 ) -> ImportReport:
     report = ImportReport()
     batch: list[MemberRow] = []
@@ -150,7 +155,7 @@ async def import_csv(
     async def flush() -> None:
         nonlocal batch, reported
         if batch:
-            created, updated = await _write_batch(db, hmo_code, batch)
+            created, updated = await _write_batch(db, ring, hmo_code, batch)
             report.created += created
             report.updated += updated
             batch = []

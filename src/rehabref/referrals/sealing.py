@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from rehabref.crypto import SEALED_PREFIX, KeyRing, open_sealed, seal
+from rehabref.crypto import KeyRing, open_stored, seal
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.store import with_person_indexes
 
@@ -54,9 +54,7 @@ def stored_referral(ring: KeyRing, referral: dict[str, Any]) -> dict[str, Any]:
 
 def open_text(ring: KeyRing, purpose: str, stored: str | None) -> str | None:
     """A stored value's text; a value written before sealing is plain and read as it is."""
-    if stored is None or not stored.startswith(SEALED_PREFIX):
-        return stored
-    return open_sealed(ring, purpose, stored)
+    return open_stored(ring, purpose, stored)
 
 
 @dataclass(frozen=True, slots=True)

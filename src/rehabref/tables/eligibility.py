@@ -19,8 +19,9 @@ class HmoMember(Base):
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     hmo_code: Mapped[str] = mapped_column(String(32))
     policy_number: Mapped[str] = mapped_column(String(64))
-    name: Mapped[str] = mapped_column(String(200))
-    phone: Mapped[str] = mapped_column(String(20))  # the member's verified phone (E.164)
+    # Sealed (eligibility/member_sealing.py): the name, and the member's verified phone (E.164).
+    name: Mapped[str] = mapped_column(Text)
+    phone: Mapped[str] = mapped_column(Text)
     plan_tier: Mapped[str] = mapped_column(String(40))
     policy_status: Mapped[str] = mapped_column(String(16))  # active | inactive | suspended
     expiry_date: Mapped[date] = mapped_column(Date)

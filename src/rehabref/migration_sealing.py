@@ -1,0 +1,108 @@
+"""Sealing the rows a release stored in plain text, for the migrations that start sealing a
+column (0025 and later).
+
+Threat: a column that starts being sealed still holds every earlier row in plain text until
+they are sealed too. A migration names its columns and their purposes (written out in the
+migration: it must not change when the application's code does) and calls
+``seal_plain_values``. Rows are read ``BATCH`` at a time by key; a value this ring already
+opens is left alone, so an interrupted migration simply runs again. The ring is the one the
+application reads (the key file beside the database, or ``REHABREF_SECRET_KEY``), loaded
+only when a row needs sealing; with no key at all the migration stops rather than seal under
+a key made up on the spot, which would lock the rows away from the application.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from rehabref.config import load_settings
+from rehabref.crypto import SEALED_PREFIX, KeyRing, SealedValueError, open_sealed, seal
+from rehabref.instance_secret import load_key_ring
+
+BATCH = 500
+
+
+class MigrationRing:
+    """The application's key ring for one migration run, read on first use."""
+
+    def __init__(self, bind: sa.engine.Connection, revision: str) -> None:
+        self._bind = bind
+        self._revision = revision
+        self._ring: KeyRing | None = None
+
+    def get(self) -> KeyRing:
+        if self._ring is None:
+            self._ring = self._load()
+        return self._ring
+
+    def _load(self) -> KeyRing:
+        # The settings of the database being migrated (its default key file sits beside it).
+        settings = load_settings(
+            {**os.environ, "REHABREF_DATABASE_URL": self._bind.engine.url.render_as_string(False)}
+        )
+        key_file = Path(settings.secret_key_file)
+        if not settings.secret_key and not key_file.exists():
+            raise RuntimeError(
+                f"Migration {self._revision} seals patient data with the instance key, but no "
+                f"key was found (REHABREF_SECRET_KEY is unset and {key_file} does not exist). "
+                "Run it where the application's key is, or set REHABREF_SECRET_KEY / "
+                "REHABREF_SECRET_KEY_FILE."
+            )
+        return load_key_ring(settings.secret_key, key_file)
+
+
+def _is_sealed(ring: KeyRing, purpose: str, value: str) -> bool:
+    """A value this ring opens (a plain value may start with ``s1.`` too, e.g. an e-mail)."""
+    if not value.startswith(SEALED_PREFIX):
+        return False
+    try:
+        open_sealed(ring, purpose, value)
+    except SealedValueError:
+        return False
+    return True
+
+
+def seal_plain_values(
+    bind: sa.engine.Connection,
+    ring: MigrationRing,
+    name: str,
+    key: str,
+    columns: dict[str, str],
+) -> None:
+    """Seal every plain value of ``columns`` ({column: purpose}, text columns) of table
+    ``name``, ``BATCH`` rows at a time (keyset on its primary key ``key``)."""
+    table = sa.table(name, sa.column(key), *(sa.column(column) for column in columns))
+    row_key = table.c[key]
+    plain = sa.or_(
+        *(
+            sa.and_(table.c[column].is_not(None), table.c[column].not_like(f"{SEALED_PREFIX}%"))
+            for column in columns
+        )
+    )
+    change = (
+        sa.update(table)
+        .where(row_key == sa.bindparam("row_key"))
+        .values({column: sa.bindparam(f"new_{column}") for column in columns})
+    )
+    after = ""
+    while True:
+        rows = bind.execute(
+            sa.select(table).where(row_key > after, plain).order_by(row_key).limit(BATCH)
+        ).all()
+        if not rows:
+            return
+        updates = []
+        for row in rows:
+            values = row._mapping
+            update: dict[str, Any] = {"row_key": values[key]}
+            for column, purpose in columns.items():
+                value = values[column]
+                kept = value is None or _is_sealed(ring.get(), purpose, value)
+                update[f"new_{column}"] = value if kept else seal(ring.get(), purpose, value)
+            updates.append(update)
+        bind.execute(change, updates)
+        after = str(rows[-1]._mapping[key])

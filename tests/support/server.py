@@ -61,7 +61,7 @@ class ServerProcess:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        deadline = time.monotonic() + 60  # a loaded 2-core machine
+        deadline = time.monotonic() + 120  # a loaded 2-core machine (two workers start slower)
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()[-2000:]}")

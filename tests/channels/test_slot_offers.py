@@ -14,10 +14,12 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import text
 
 from rehabref.care.availability import LAGOS
+from rehabref.console.slot_board import lagos_time
 from rehabref.db import Database
 from rehabref.workflows.appointment_messages import visit_time
 from rehabref.workflows.slot_offers import expire_offer
@@ -25,6 +27,7 @@ from tests.channels.conftest import TWILIO_FROM, new_phone, wait_for
 from tests.channels.patient import choices, nth_message, post_signed, sent_to
 from tests.channels.test_sms_email_fallback import post_twilio, sms_to
 from tests.conftest import auth, count
+from tests.console.operators import make_operator, sign_in
 from tests.events.conftest import register
 from tests.support.care import insert_referral, physio_body
 from tests.support.graph_api import (
@@ -194,7 +197,7 @@ def assert_offer_shows(message: dict[str, Any], row: Any) -> None:
 
 
 def test_three_slots_are_offered_after_the_intake_and_2_books_exactly_the_second(
-    api, graph, partner, sql, operator_token, receiver
+    api, graph, partner, sql, operator_token, receiver, database_url
 ):
     # Live endpoints must use https (checked when registered); the loopback receiver speaks
     # plain http, so the registered endpoint is pointed at it afterwards.
@@ -267,6 +270,16 @@ def test_three_slots_are_offered_after_the_intake_and_2_books_exactly_the_second
     patient.say("1")
     wait_for(lambda: open_tasks(sql, patient.referral_id, "patient_message") == 1, what="task")
     assert len(appointments_of(sql, patient.referral_id)) == 1
+
+    # The coordinator reads what was offered and which time the patient took.
+    with httpx.Client(base_url=str(api.base_url)) as console:
+        assert sign_in(console, make_operator(database_url)["token"]).status_code == 303
+        page = console.get(f"/console/referrals/{patient.referral_id}").text
+    shown = page[page.index("Slots offered to the patient") :]
+    times = [lagos_time(start) for start in starts]
+    assert [shown.index(time) for time in times] == sorted(shown.index(time) for time in times)
+    assert f"{times[1]} <strong>(booked)</strong>" in shown
+    assert f"{times[0]} <strong>" not in shown and "by WhatsApp" in shown
 
 
 def test_a_slot_taken_meanwhile_gets_a_fresh_offer_that_books(

@@ -24,8 +24,10 @@ from rehabref.console.render import page
 from rehabref.console.session import Signed
 from rehabref.console.slot_board import (
     MODE_LABELS,
+    OFFER_LABELS,
     WEEKS_AHEAD,
     lagos_time,
+    offers_shown,
     slot_board,
     week_of,
 )
@@ -111,6 +113,7 @@ async def render_referral(
         board = await slot_board(
             conn, row, week=week_of(request.query_params.get("week")), now=utcnow()
         )
+        offers = await offers_shown(conn, board, referral_id)
         wanted_city = request.query_params.get("pcity", row.patient_city)
         wanted_spec = request.query_params.get("pspec") or None
         wanted_spec = wanted_spec if wanted_spec in SPECIALIZATIONS else None
@@ -146,6 +149,8 @@ async def render_referral(
             "slot_modes": sorted(APPOINTMENT_MODES.get(row.care_mode, APPOINTMENT_MODES[None])),
             "mode_labels": MODE_LABELS,
             "board": board,
+            "offers": offers,
+            "offer_labels": OFFER_LABELS,
             "can_book": row.status not in UNBOOKABLE and board.booked is None,
             "lagos_time": lagos_time,
             "weeks_ahead": WEEKS_AHEAD,

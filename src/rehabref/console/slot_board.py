@@ -1,6 +1,7 @@
 """The slot part of the console's referral page: the free slots of the referral's
 physiotherapist, a week at a time in Lagos time (the physiotherapists' windows are Lagos
-time), and the referral's appointments. Read only; the forms are ``console/slots.py``.
+time), the referral's appointments and the slots offered to the patient in the conversation.
+Read only; the forms are ``console/slots.py``.
 """
 
 from __future__ import annotations
@@ -12,13 +13,23 @@ from typing import Any
 from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.care import appointments
+from rehabref.care import appointments, slot_offers
 from rehabref.care.availability import LAGOS
 from rehabref.care.availability_store import schedule_of, windows_of
 from rehabref.clock import as_utc, iso
 
 WEEKS_AHEAD = 8  # how far "Show next week" goes
 MODE_LABELS = {"face_to_face": "in person", "remote": "video session"}
+# How each slot-offer status reads to a coordinator (care/slot_offers.py).
+OFFER_LABELS = {
+    "open": "waiting for the patient's reply",
+    "booked": "booked",
+    "taken": "chosen slot was taken; a fresh offer followed",
+    "declined": "patient asked for other times",
+    "unclear": "reply not understood; handed to a coordinator",
+    "expired": "no reply in time",
+    "superseded": "booked or ended another way",
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,43 @@ class SlotBoard:
     published: bool  # the physiotherapist published weekly windows
     appointments: list[Row[Any]]
     booked: Row[Any] | None
+
+
+@dataclass(frozen=True)
+class OfferShown:
+    """A slot offer as a coordinator reads it: when it was sent, the times in the order the
+    patient saw them, which one was booked, and how it was answered."""
+
+    sent: str
+    channel: str
+    times: list[str]
+    booked_number: int | None  # 1-3: the time the patient booked
+    status: str  # open | booked | taken | declined | unclear | expired | superseded
+    expires: str
+
+
+async def offers_shown(
+    conn: AsyncConnection, board: SlotBoard, referral_id: str
+) -> list[OfferShown]:
+    """The referral's slot offers, newest first (``board``: its appointments)."""
+    rows = await slot_offers.for_referral(conn, referral_id)
+    booked = {row.id: row.starts_at for row in board.appointments}
+    shown = []
+    for offer in reversed(rows):
+        starts = slot_offers.starts_of(offer)
+        chosen = booked.get(offer.appointment_id) if offer.appointment_id else None
+        number = starts.index(as_utc(chosen)) + 1 if chosen and as_utc(chosen) in starts else None
+        shown.append(
+            OfferShown(
+                sent=lagos_time(offer.created_at),
+                channel=offer.channel,
+                times=[lagos_time(start) for start in starts],
+                booked_number=number,
+                status=offer.status,
+                expires=lagos_time(offer.expires_at),
+            )
+        )
+    return shown
 
 
 def lagos_time(value: datetime | None) -> str:

@@ -69,6 +69,14 @@ def test_existing_patient_identifiers_are_sealed_once(
                         "email": "s1.sade@example.com",
                         "now": now,
                     },
+                    {  # the row's only value, plain, yet looking sealed
+                        "id": "ref_lookalike_only",
+                        "first": "s1.k1.not-really-sealed",
+                        "last": None,
+                        "phone": None,
+                        "email": None,
+                        "now": now,
+                    },
                     {
                         "id": "ref_sealed",
                         "first": already,
@@ -84,7 +92,7 @@ def test_existing_patient_identifiers_are_sealed_once(
 
         with engine.connect() as conn:
             rows = conn.execute(text("SELECT * FROM referrals ORDER BY id")).all()
-        assert len(rows) == ROWS + 2
+        assert len(rows) == ROWS + 3
         plain = {"Ngozi7", "+2348030000007", "Obi8", "ngozi9@example.com"}
         for row in rows[:ROWS]:
             for column in ("patient_first_name", "patient_phone"):
@@ -98,8 +106,10 @@ def test_existing_patient_identifiers_are_sealed_once(
             None,
         )
         assert patient_identity(ring, rows[9]).email == "ngozi9@example.com"
-        lookalike, sealed_before = rows[ROWS], rows[ROWS + 1]
+        lookalike, only_lookalike, sealed_before = rows[ROWS], rows[ROWS + 1], rows[ROWS + 2]
         assert lookalike.id == "ref_lookalike" and sealed_before.id == "ref_sealed"
+        assert only_lookalike.patient_first_name != "s1.k1.not-really-sealed"
+        assert patient_identity(ring, only_lookalike).first_name == "s1.k1.not-really-sealed"
         assert lookalike.patient_email != "s1.sade@example.com"
         assert patient_identity(ring, lookalike).email == "s1.sade@example.com"
         assert sealed_before.patient_first_name == already  # sealed before: left alone

@@ -77,12 +77,9 @@ def seal_plain_values(
     ``name``, ``BATCH`` rows at a time (keyset on its primary key ``key``)."""
     table = sa.table(name, sa.column(key), *(sa.column(column) for column in columns))
     row_key = table.c[key]
-    plain = sa.or_(
-        *(
-            sa.and_(table.c[column].is_not(None), table.c[column].not_like(f"{SEALED_PREFIX}%"))
-            for column in columns
-        )
-    )
+    # Every row with a value: a plain value may itself start with ``s1.`` (an e-mail, a
+    # note), so only opening a value tells sealed from plain.
+    held = sa.or_(*(table.c[column].is_not(None) for column in columns))
     change = (
         sa.update(table)
         .where(row_key == sa.bindparam("row_key"))
@@ -91,7 +88,7 @@ def seal_plain_values(
     after = ""
     while True:
         rows = bind.execute(
-            sa.select(table).where(row_key > after, plain).order_by(row_key).limit(BATCH)
+            sa.select(table).where(row_key > after, held).order_by(row_key).limit(BATCH)
         ).all()
         if not rows:
             return
@@ -103,6 +100,8 @@ def seal_plain_values(
                 value = values[column]
                 kept = value is None or _is_sealed(ring.get(), purpose, value)
                 update[f"new_{column}"] = value if kept else seal(ring.get(), purpose, value)
-            updates.append(update)
-        bind.execute(change, updates)
+            if any(update[f"new_{column}"] != values[column] for column in columns):
+                updates.append(update)
+        if updates:
+            bind.execute(change, updates)
         after = str(rows[-1]._mapping[key])

@@ -97,7 +97,7 @@ async def render_referral(
                 signed=signed,
                 status=404,
             )
-        transitions = await transitions_of(conn, referral_id)
+        transitions = await transitions_of(conn, ring, referral_id)
         events = await queries.events_with_deliveries(conn, referral_id)
         tasks = await queries.tasks_of(conn, referral_id)
         sessions = await sessions_of(conn, referral_id)
@@ -109,7 +109,7 @@ async def render_referral(
         assignments = await assignments_of(conn, ring=ring, referral_id=referral_id)
         actions = await referral_queries.coordinator_actions(conn, referral_id)
         board = await slot_board(
-            conn, row, week=week_of(request.query_params.get("week")), now=utcnow()
+            conn, ring, row, week=week_of(request.query_params.get("week")), now=utcnow()
         )
         wanted_city = request.query_params.get("pcity", row.patient_city)
         wanted_spec = request.query_params.get("pspec") or None

@@ -134,12 +134,12 @@ def _seed(conn: sa.Connection, sealed_before: str) -> None:
         }
         for n in range(ROWS)
     ]
-    rows.append(  # plain notes, and a reason that happens to look like a sealed value
+    rows.append(  # only a reason that happens to look like a sealed value
         base
         | {
             "id": "ses_lookalike",
             "session_number": ROWS + 1,
-            "notes_summary": "Gait training",
+            "notes_summary": None,
             "cancel_reason": "s1. patient travelled",
         }
     )

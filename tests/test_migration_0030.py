@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 
 from rehabref.care.sealing import (
@@ -29,7 +30,13 @@ from rehabref.referrals.coordinator_notes import task_note, transition_reason
 from tests.support.databases import fresh_database
 
 ROWS = 1203  # more than two batches of 500
-BEFORE = "0028"
+
+
+def _before(url: str) -> str:
+    """The revision 0030 follows (parallel migrations are chained when merged)."""
+    revision = ScriptDirectory.from_config(alembic_config(url)).get_revision("0030")
+    assert revision is not None and isinstance(revision.down_revision, str)
+    return revision.down_revision
 
 
 def _table(name: str, *columns: str, json: tuple[str, ...] = ()) -> sa.TableClause:
@@ -309,7 +316,7 @@ def test_existing_care_notes_are_sealed_once(
     ring = load_key_ring(None, key_file)
     already = seal(ring, SESSION_NOTES, "Sealed before")
     with fresh_database(tmp_path) as url:
-        command.downgrade(alembic_config(url), BEFORE)
+        command.downgrade(alembic_config(url), _before(url))
         engine = create_engine(sync_url(url))
         with engine.begin() as conn:
             _seed(conn, already)
@@ -352,8 +359,8 @@ def test_existing_care_notes_are_sealed_once(
         assert appointment.change_reason.startswith("s1.k1.")
         assert change_reason(ring, appointment.change_reason) == "Patient admitted to hospital"
 
-        # Idempotent: again from 0028 (a run interrupted half-way), nothing is sealed twice.
-        command.downgrade(alembic_config(url), BEFORE)
+        # Idempotent: again from before 0030 (a run interrupted half-way), nothing is sealed twice.
+        command.downgrade(alembic_config(url), _before(url))
         upgrade(url)
         again = _snapshot(engine)
         engine.dispose()
@@ -369,7 +376,7 @@ def test_it_refuses_to_seal_under_a_key_made_up_on_the_spot(
     monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
     monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
     with fresh_database(tmp_path) as url:
-        command.downgrade(alembic_config(url), BEFORE)
+        command.downgrade(alembic_config(url), _before(url))
         engine = create_engine(sync_url(url))
         with engine.begin() as conn:
             _seed(conn, "Gait training")

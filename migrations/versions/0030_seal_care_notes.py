@@ -11,7 +11,7 @@
   opens is left as it is, so a migration interrupted half-way can simply run again.
 
 Revision ID: 0030
-Revises: 0028
+Revises: see down_revision (parallel sealing migrations are chained when merged)
 Create Date: 2026-11-24
 """
 

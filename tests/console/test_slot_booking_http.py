@@ -13,11 +13,13 @@ import pytest
 from sqlalchemy import text
 
 from rehabref.care.availability import LAGOS
+from rehabref.care.sealing import change_reason
 from tests.conftest import count
 from tests.console.operators import csrf, make_operator, sign_in
 from tests.console.slot_support import assigned_referral, offered_slots
 from tests.console.workbench import post, referral, town
 from tests.support.care import events_of, operator_token, ops
+from tests.support.partners import TEST_RING
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,8 @@ def _appointments(sql, referral_id: str) -> list[tuple[str, str, str | None]]:
             ),
             {"r": referral_id},
         ).all()
-    return [(str(row[0]), row[1], row[2]) for row in rows]
+    # The change reason is sealed at rest: opened as the readers open it.
+    return [(str(row[0]), row[1], change_reason(TEST_RING, row[2])) for row in rows]
 
 
 def _lagos(value: str) -> datetime:

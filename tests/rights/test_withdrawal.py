@@ -13,11 +13,13 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from rehabref.referrals.coordinator_notes import transition_reason
 from tests.channels.conftest import new_phone, wait_for
 from tests.channels.patient import nth_message, post_signed
 from tests.conftest import auth
 from tests.support.graph_api import inbound_text
 from tests.support.operators import OPS, op_headers
+from tests.support.partners import TEST_RING
 from tests.support.payloads import v1_referral
 from tests.support.receiver import Receiver
 
@@ -149,7 +151,11 @@ def test_a_coordinator_records_a_withdrawal_given_by_phone(api, partner, operato
             ),
             {"r": referral_id},
         ).scalar_one()
-    assert reason == "consent_withdrawn (phone): Called: no longer wants therapy"
+    assert reason.startswith("s1.")  # sealed at rest (coordinator_notes)
+    assert (
+        transition_reason(TEST_RING, reason)
+        == "consent_withdrawn (phone): Called: no longer wants therapy"
+    )
     # The partner's endpoint is told, signed, without patient data.
     try:
 

@@ -93,7 +93,9 @@ async def list_sessions(request: PlainRequest) -> Response[bytes]:
         )
     clinical = principal.contract == "g"
     items = [
-        partner_session_item(row, provider_name=row.provider_name, clinical=clinical)
+        partner_session_item(
+            row, provider_name=row.provider_name, clinical=clinical, ring=services.box.ring
+        )
         for row in rows
     ]
     return json_response({"total_sessions": len(items), "sessions": items})
@@ -118,7 +120,7 @@ async def outcome_report(request: PlainRequest, referral_id: str) -> Response[by
         )
         if referral is None:
             raise ApiError(404, "not_found", "No referral with this identifier.")
-        outcome = await load_outcome(conn, referral)
+        outcome = await load_outcome(conn, services.box.ring, referral)
     url = pdf_url(services.box, base_url=services.settings.base_url, referral_id=referral.id)
     return json_response(report_body(services.box.ring, referral, outcome, pdf_url=url))
 
@@ -161,7 +163,7 @@ async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
         referral = await referral_store.unscoped_get_referral(conn, referral_id=referral_id)
         if referral is None:
             raise ApiError(404, "not_found", "This report no longer exists.")
-        outcome = await load_outcome(conn, referral)
+        outcome = await load_outcome(conn, services.box.ring, referral)
         physio = await _physio_of(conn, referral)
     # Imported on first use: matplotlib and fpdf2 add ~0.5 s to process start otherwise.
     from rehabref.care.discharge_pdf import render_pdf

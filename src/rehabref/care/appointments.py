@@ -24,7 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions
 from rehabref.care.availability_store import appointments, schedule_of
+from rehabref.care.sealing import change_reason, sealed_change_reason
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
@@ -215,6 +217,7 @@ async def reschedule(
     reason: str,
     actor: str,
     now: datetime,
+    ring: KeyRing,
 ) -> Row[Any]:
     """Move a booked visit to another free slot of the same physiotherapist: the old
     appointment becomes ``rescheduled`` (its slot is free again), a new one is booked, and the
@@ -223,7 +226,14 @@ async def reschedule(
     old = await get_appointment(conn, appointment_id, lock=True)
     _check_booked(old)
     physio = await _lock_physio(conn, old.physio_id, referral)
-    await _set_status(conn, old.id, "rescheduled", reason=reason, actor=actor, now=now)
+    await _set_status(
+        conn,
+        old.id,
+        "rescheduled",
+        sealed_reason=sealed_change_reason(ring, reason),
+        actor=actor,
+        now=now,
+    )
     new = await _book_slot(
         conn,
         referral=referral,
@@ -256,27 +266,40 @@ async def _set_status(
     appointment_id: str,
     status: str,
     *,
-    reason: str | None,
+    sealed_reason: str | None,
     actor: str,
     now: datetime,
     **extra: Any,
 ) -> None:
+    """``sealed_reason``: why, already sealed (``care.sealing.sealed_change_reason``)."""
     await conn.execute(
         update(appointments)
         .where(appointments.c.id == appointment_id)
-        .values(status=status, change_reason=reason, updated_by=actor, updated_at=now, **extra)
+        .values(
+            status=status,
+            change_reason=sealed_reason,
+            updated_by=actor,
+            updated_at=now,
+            **extra,
+        )
     )
 
 
 async def cancel(
-    conn: AsyncConnection, *, appointment_id: str, reason: str, actor: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    appointment_id: str,
+    reason: str,
+    actor: str,
+    now: datetime,
+    ring: KeyRing,
 ) -> Row[Any]:
     """Cancel a booked visit (its slot is free again, its scheduled session cancelled); the
     referral stays open and waits for a new booking (``appointment_status: cancelled``)."""
     await _referral_of(conn, appointment_id)
     row = await get_appointment(conn, appointment_id, lock=True)
     _check_booked(row)
-    await _release(conn, row, reason=reason, actor=actor, now=now)
+    await _release(conn, row, reason=reason, actor=actor, now=now, ring=ring)
     await conn.execute(
         update(_referrals)
         .where(_referrals.c.id == row.referral_id)
@@ -286,24 +309,43 @@ async def cancel(
 
 
 async def _release(
-    conn: AsyncConnection, row: Row[Any], *, reason: str, actor: str, now: datetime
+    conn: AsyncConnection,
+    row: Row[Any],
+    *,
+    reason: str,
+    actor: str,
+    now: datetime,
+    ring: KeyRing,
 ) -> None:
-    await _set_status(conn, row.id, "cancelled", reason=reason, actor=actor, now=now)
+    await _set_status(
+        conn,
+        row.id,
+        "cancelled",
+        sealed_reason=sealed_change_reason(ring, reason),
+        actor=actor,
+        now=now,
+    )
     if row.session_id is not None:
         session = await sessions.get_session(conn, session_id=row.session_id)
         if session.status == "scheduled":
             await sessions.cancel_session(
-                conn, session_id=row.session_id, reason=reason, actor=actor
+                conn, session_id=row.session_id, reason=reason, actor=actor, ring=ring
             )
 
 
 async def release_for_referral(
-    conn: AsyncConnection, *, referral_id: str, reason: str, actor: str, now: datetime
+    conn: AsyncConnection,
+    *,
+    referral_id: str,
+    reason: str,
+    actor: str,
+    now: datetime,
+    ring: KeyRing,
 ) -> None:
     """The referral ended: its booked visit is cancelled and its slot freed."""
     row = await booked_for_referral(conn, referral_id)
     if row is not None:
-        await _release(conn, row, reason=reason, actor=actor, now=now)
+        await _release(conn, row, reason=reason, actor=actor, now=now, ring=ring)
 
 
 async def mark_attended(
@@ -324,7 +366,7 @@ async def mark_attended(
         conn,
         row.id,
         "attended",
-        reason=None,
+        sealed_reason=None,
         actor=actor,
         now=now,
         attended_via=via,
@@ -333,7 +375,7 @@ async def mark_attended(
     return await get_appointment(conn, row.id)
 
 
-def appointment_view(row: Row[Any]) -> dict[str, Any]:
+def appointment_view(ring: KeyRing, row: Row[Any]) -> dict[str, Any]:
     return {
         "appointment_id": row.id,
         "referral_id": row.referral_id,
@@ -343,7 +385,7 @@ def appointment_view(row: Row[Any]) -> dict[str, Any]:
         "care_mode": row.care_mode,
         "status": row.status,
         "session_id": row.session_id,
-        "change_reason": row.change_reason,
+        "change_reason": change_reason(ring, row.change_reason),
         "replaced_by": row.replaced_by,
         "attended_via": row.attended_via,
         "attended_at": iso(row.attended_at),

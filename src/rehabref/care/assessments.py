@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,7 +19,9 @@ from rehabref.care.schemas import (
     VasAssessment,
     parse_time,
 )
+from rehabref.care.sealing import assessment_detail, sealed_detail
 from rehabref.clock import iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
@@ -67,8 +70,9 @@ def headline(item: AnyAssessment) -> tuple[float, dict[str, Any]]:
 
 
 async def record_assessment(
-    conn: AsyncConnection, *, referral_id: str, item: AnyAssessment, actor: str
-) -> Row[Any]:
+    conn: AsyncConnection, ring: KeyRing, *, referral_id: str, item: AnyAssessment, actor: str
+) -> SimpleNamespace:
+    """The assessment's answers are stored sealed under ``ring`` (care/sealing.py)."""
     exists = (
         await conn.execute(select(_referrals.c.id).where(_referrals.c.id == referral_id))
     ).first()
@@ -99,29 +103,35 @@ async def record_assessment(
             "session_id": item.session_id,
             "scale": item.scale,
             "score": score,
-            "detail": detail,
+            "detail": sealed_detail(ring, detail),
             "recorded_at": recorded_at,
             "created_by": actor,
             "created_at": now,
         },
     )
     row = (await conn.execute(select(assessments).where(assessments.c.id == assessment_id))).one()
-    return row
+    return opened_assessment(ring, row)
 
 
-async def list_assessments(conn: AsyncConnection, *, referral_id: str) -> list[Row[Any]]:
-    return list(
-        (
-            await conn.execute(
-                select(assessments)
-                .where(assessments.c.referral_id == referral_id)
-                .order_by(assessments.c.recorded_at, assessments.c.id)
-            )
-        ).all()
+def opened_assessment(ring: KeyRing, row: Row[Any]) -> SimpleNamespace:
+    """An ``assessments`` row read by attribute, its answers opened into a dict."""
+    return SimpleNamespace(**{**row._mapping, "detail": assessment_detail(ring, row.detail)})
+
+
+async def list_assessments(
+    conn: AsyncConnection, ring: KeyRing, *, referral_id: str
+) -> list[SimpleNamespace]:
+    """The referral's assessments in recorded order, their answers opened."""
+    found = await conn.execute(
+        select(assessments)
+        .where(assessments.c.referral_id == referral_id)
+        .order_by(assessments.c.recorded_at, assessments.c.id)
     )
+    return [opened_assessment(ring, row) for row in found.all()]
 
 
-def assessment_view(row: Row[Any]) -> dict[str, Any]:
+def assessment_view(row: SimpleNamespace) -> dict[str, Any]:
+    """An assessment as the ops API shows it (``row`` opened: ``opened_assessment``)."""
     return {
         "assessment_id": row.id,
         "referral_id": row.referral_id,

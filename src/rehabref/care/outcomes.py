@@ -15,6 +15,7 @@ Rules (docs/outcomes.md restates them):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -79,9 +80,8 @@ class Outcome:
     sessions: list[Row[Any]] = field(default_factory=list)
 
 
-def compute(
-    referral: ReferralRow, sessions: list[Row[Any]], assessments: list[Row[Any]]
-) -> Outcome:
+def compute(referral: ReferralRow, sessions: list[Row[Any]], assessments: Sequence[Any]) -> Outcome:
+    """``assessments``: rows with their answers opened (``assessments.list_assessments``)."""
     result = Outcome()
     completed = [row for row in sessions if row.status == "completed"]
     points: list[tuple[datetime, int, float]] = []  # (time, order, score)
@@ -161,7 +161,7 @@ def patient_name(ring: KeyRing, referral: ReferralRow) -> str:
     return patient_identity(ring, referral).full_name
 
 
-async def load_outcome(conn: AsyncConnection, referral: ReferralRow) -> Outcome:
+async def load_outcome(conn: AsyncConnection, ring: KeyRing, referral: ReferralRow) -> Outcome:
     sessions = list(
         (
             await conn.execute(
@@ -172,7 +172,8 @@ async def load_outcome(conn: AsyncConnection, referral: ReferralRow) -> Outcome:
             )
         ).all()
     )
-    return compute(referral, sessions, await list_assessments(conn, referral_id=referral.id))
+    measures = await list_assessments(conn, ring, referral_id=referral.id)
+    return compute(referral, sessions, measures)
 
 
 def report_body(

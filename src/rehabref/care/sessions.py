@@ -22,7 +22,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.gps import verify_check_in
 from rehabref.care.invoices import next_invoice_reference
+from rehabref.care.sealing import sealed_cancel_reason, sealed_session_notes
 from rehabref.clock import as_utc, iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -204,12 +206,14 @@ async def complete_session(
     check_out_lat: float | None,
     check_out_lng: float | None,
     actor: str,
+    ring: KeyRing,
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
     invoice_reference: str | None = None,
 ) -> Row[Any]:
     """``invoice_reference``: the payer invoice's line when an HMO or employer is billed
-    (workflows/sessions.py); otherwise the partner's own monthly numbering (invoices.py)."""
+    (workflows/sessions.py); otherwise the partner's own monthly numbering (invoices.py).
+    The notes are stored sealed under ``ring``; the event carries them opened."""
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "completed")
     point = _point(row.modality, check_out_lat, check_out_lng, "check_out", check_out_refused)
@@ -239,7 +243,7 @@ async def complete_session(
             status="completed",
             pain_before=pain_before,
             pain_after=pain_after,
-            notes_summary=notes_summary,
+            notes_summary=sealed_session_notes(ring, notes_summary),
             check_out_at=check_out_at,
             check_out_lat=point[0] if point else None,
             check_out_lng=point[1] if point else None,
@@ -255,7 +259,11 @@ async def complete_session(
     provider = await provider_name(conn, done.physio_id)
     clinical = await contract_of(conn, referral.partner_id) == "g"
     data = referral_base(referral)
-    data.update(completed_event_data(done, provider=provider, gps=gps, clinical=clinical))
+    data.update(
+        completed_event_data(
+            done, provider=provider, gps=gps, clinical=clinical, notes_summary=notes_summary
+        )
+    )
     await record_events(
         conn,
         partner_id=referral.partner_id,
@@ -279,8 +287,9 @@ def duration_seconds(row: Row[Any]) -> int | None:
 
 
 def completed_event_data(
-    row: Row[Any], *, provider: str, gps: dict[str, Any], clinical: bool
+    row: Row[Any], *, provider: str, gps: dict[str, Any], clinical: bool, notes_summary: str | None
 ) -> dict[str, Any]:
+    """``notes_summary``: the session's notes as written (the row holds them sealed)."""
     seconds = duration_seconds(row) or 0
     data: dict[str, Any] = {
         "session_id": row.id,
@@ -302,20 +311,25 @@ def completed_event_data(
             "pain_score_before": row.pain_before,
             "pain_score_after": row.pain_after,
             "pain_reduction": pain_reduction(row.pain_before, row.pain_after),
-            "notes_summary": row.notes_summary,
+            "notes_summary": notes_summary,
         }
     return data
 
 
 async def cancel_session(
-    conn: AsyncConnection, *, session_id: str, reason: str, actor: str
+    conn: AsyncConnection, *, session_id: str, reason: str, actor: str, ring: KeyRing
 ) -> Row[Any]:
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "cancelled")
     await conn.execute(
         update(sessions)
         .where(sessions.c.id == session_id)
-        .values(status="cancelled", cancel_reason=reason, updated_by=actor, updated_at=utcnow())
+        .values(
+            status="cancelled",
+            cancel_reason=sealed_cancel_reason(ring, reason),
+            updated_by=actor,
+            updated_at=utcnow(),
+        )
     )
     return await get_session(conn, session_id=session_id)
 

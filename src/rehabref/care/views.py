@@ -6,13 +6,17 @@ from typing import Any
 
 from sqlalchemy import Row
 
+from rehabref.care.sealing import SESSION_NOTES, session_notes
 from rehabref.care.sessions import duration_seconds
 from rehabref.care.store import SessionListRow
 from rehabref.clock import iso
+from rehabref.crypto import KeyRing
+from rehabref.referrals.sealing import open_text
 
 
-def ops_session_view(row: Row[Any], *, provider_name: str) -> dict[str, Any]:
+def ops_session_view(row: Row[Any], *, provider_name: str, ring: KeyRing) -> dict[str, Any]:
     seconds = duration_seconds(row)
+    notes = session_notes(ring, row)
     location = (
         {"lat": row.location_lat, "lng": row.location_lng} if row.location_lat is not None else None
     )
@@ -33,15 +37,15 @@ def ops_session_view(row: Row[Any], *, provider_name: str) -> dict[str, Any]:
         "duration_minutes": None if seconds is None else round(seconds / 60, 1),
         "pain_score_before": row.pain_before,
         "pain_score_after": row.pain_after,
-        "notes_summary": row.notes_summary,
+        "notes_summary": notes.notes_summary,
         "gps_check_in": row.gps_check,
         "invoice_reference": row.invoice_reference,
-        "cancel_reason": row.cancel_reason,
+        "cancel_reason": notes.cancel_reason,
     }
 
 
 def partner_session_item(
-    row: SessionListRow, *, provider_name: str, clinical: bool
+    row: SessionListRow, *, provider_name: str, clinical: bool, ring: KeyRing
 ) -> dict[str, Any]:
     """Spec 2.6. For ``v1`` partners the clinical fields are left out altogether."""
     item: dict[str, Any] = {
@@ -57,5 +61,5 @@ def partner_session_item(
     if clinical:
         item["pain_score_before"] = row.pain_before
         item["pain_score_after"] = row.pain_after
-        item["notes_summary"] = row.notes_summary
+        item["notes_summary"] = open_text(ring, SESSION_NOTES, row.notes_summary)
     return item

@@ -162,6 +162,7 @@ async def session_action(
                     check_out_lat=_number(form, "lat"),
                     check_out_lng=_number(form, "lng"),
                     actor=actor,
+                    ring=services.box.ring,
                 )
             else:
                 await care.cancel_session(
@@ -169,6 +170,7 @@ async def session_action(
                     session_id=session_id,
                     reason=form_text(form, "reason", 500) or "cancelled",
                     actor=actor,
+                    ring=services.box.ring,
                 )
             done = {"start": "started", "complete": "completed", "cancel": "cancelled"}[action]
             item = entry(actor, f"session.{done}", referral_id=referral_id, subject=session_id)

@@ -107,6 +107,7 @@ async def complete(request: Request[Any, Any, Any], task_id: str) -> Template | 
                 outcome=outcome,
                 note=note,
                 now=utcnow(),
+                ring=services_of(request).box.ring,
             )
             await record(
                 conn, _task_entry(signed, "contact_task.completed", task.referral_id, task_id)

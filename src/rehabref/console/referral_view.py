@@ -99,7 +99,7 @@ async def render_referral(
                 signed=signed,
                 status=404,
             )
-        transitions = await transitions_of(conn, referral_id)
+        transitions = await transitions_of(conn, ring, referral_id)
         events = await queries.events_with_deliveries(conn, referral_id)
         tasks = await queries.tasks_of(conn, referral_id)
         sessions = await sessions_of(conn, referral_id)
@@ -111,7 +111,7 @@ async def render_referral(
         assignments = await assignments_of(conn, ring=ring, referral_id=referral_id)
         actions = await referral_queries.coordinator_actions(conn, referral_id)
         board = await slot_board(
-            conn, row, week=week_of(request.query_params.get("week")), now=utcnow()
+            conn, ring, row, week=week_of(request.query_params.get("week")), now=utcnow()
         )
         offers = await offers_shown(conn, board, referral_id)
         wanted_city = request.query_params.get("pcity", row.patient_city)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Row
@@ -16,7 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.care import appointments, slot_offers
 from rehabref.care.availability import LAGOS
 from rehabref.care.availability_store import schedule_of, windows_of
+from rehabref.care.sealing import opened_appointment
 from rehabref.clock import as_utc, iso
+from rehabref.crypto import KeyRing
 
 WEEKS_AHEAD = 8  # how far "Show next week" goes
 MODE_LABELS = {"face_to_face": "in person", "remote": "video session"}
@@ -53,8 +56,8 @@ class SlotBoard:
     heading: str  # "Tuesday 25 November - Monday 1 December"
     days: list[SlotDay]
     published: bool  # the physiotherapist published weekly windows
-    appointments: list[Row[Any]]
-    booked: Row[Any] | None
+    appointments: list[SimpleNamespace]  # change reasons opened
+    booked: SimpleNamespace | None
 
 
 @dataclass(frozen=True)
@@ -112,11 +115,13 @@ def _day_heading(when: datetime) -> str:
 
 
 async def slot_board(
-    conn: AsyncConnection, referral: Row[Any], *, week: int, now: datetime
+    conn: AsyncConnection, ring: KeyRing, referral: Row[Any], *, week: int, now: datetime
 ) -> SlotBoard:
     """The free slots of the referral's physiotherapist over the 7 days from today (Lagos)
     plus ``week`` weeks, grouped by day, and the referral's appointments."""
-    rows = await appointments.for_referral(conn, referral.id)
+    rows = [
+        opened_appointment(ring, row) for row in await appointments.for_referral(conn, referral.id)
+    ]
     booked = next((row for row in rows if row.status == "booked"), None)
     first = as_utc(now).astimezone(LAGOS).date() + timedelta(days=7 * week)
     start = datetime.combine(first, time(0), tzinfo=LAGOS)

@@ -18,6 +18,7 @@ from rehabref.care.schemas import (
     parse_time,
 )
 from rehabref.care.views import ops_session_view
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
@@ -31,9 +32,10 @@ from rehabref.workflows.sessions import complete_session, schedule_session
 _referrals = table(Referral)
 
 
-async def _view(conn: AsyncConnection, session_id: str) -> dict[str, Any]:
+async def _view(conn: AsyncConnection, ring: KeyRing, session_id: str) -> dict[str, Any]:
     row = await sessions.get_session(conn, session_id=session_id)
-    return ops_session_view(row, provider_name=await sessions.provider_name(conn, row.physio_id))
+    provider = await sessions.provider_name(conn, row.physio_id)
+    return ops_session_view(row, provider_name=provider, ring=ring)
 
 
 async def _require_referral(conn: AsyncConnection, referral_id: str) -> None:
@@ -61,7 +63,7 @@ async def schedule(request: PlainRequest, referral_id: str) -> Response[bytes]:
             physio_id=payload.physio_id,
             location=location,
         )
-        view = await _view(conn, session_id)
+        view = await _view(conn, services.box.ring, session_id)
         await _audit(conn, operator, "session.scheduled", view)
     return json_response(view, 201)
 
@@ -78,7 +80,8 @@ async def _audit(
 
 async def list_for_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
     await authenticate_operator(request)
-    async with services_of(request).db.read() as conn:
+    services = services_of(request)
+    async with services.db.read() as conn:
         await _require_referral(conn, referral_id)
         rows = (
             await conn.execute(
@@ -87,21 +90,23 @@ async def list_for_referral(request: PlainRequest, referral_id: str) -> Response
                 .order_by(sessions.sessions.c.session_number)
             )
         ).all()
-        data = [await _view(conn, row.id) for row in rows]
+        data = [await _view(conn, services.box.ring, row.id) for row in rows]
     return json_response({"data": data})
 
 
 async def get_one(request: PlainRequest, session_id: str) -> Response[bytes]:
     await authenticate_operator(request)
-    async with services_of(request).db.read() as conn:
-        view = await _view(conn, session_id)
+    services = services_of(request)
+    async with services.db.read() as conn:
+        view = await _view(conn, services.box.ring, session_id)
     return json_response(view)
 
 
 async def start(request: PlainRequest, session_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionStart, await json_object(request))
-    async with services_of(request).db.write() as conn:
+    services = services_of(request)
+    async with services.db.write() as conn:
         await sessions.start_session(
             conn,
             session_id=session_id,
@@ -110,7 +115,7 @@ async def start(request: PlainRequest, session_id: str) -> Response[bytes]:
             check_in_lng=payload.check_in_lng,
             actor=operator.actor,
         )
-        view = await _view(conn, session_id)
+        view = await _view(conn, services.box.ring, session_id)
         await _audit(conn, operator, "session.started", view)
     return json_response(view)
 
@@ -131,8 +136,9 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
             check_out_lat=payload.check_out_lat,
             check_out_lng=payload.check_out_lng,
             actor=operator.actor,
+            ring=services.box.ring,
         )
-        view = await _view(conn, session_id)
+        view = await _view(conn, services.box.ring, session_id)
         await _audit(conn, operator, "session.completed", view)
     return json_response(view)
 
@@ -140,11 +146,16 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
 async def cancel(request: PlainRequest, session_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     payload = validate(SessionCancel, await json_object(request))
-    async with services_of(request).db.write() as conn:
+    services = services_of(request)
+    async with services.db.write() as conn:
         await sessions.cancel_session(
-            conn, session_id=session_id, reason=payload.reason, actor=operator.actor
+            conn,
+            session_id=session_id,
+            reason=payload.reason,
+            actor=operator.actor,
+            ring=services.box.ring,
         )
-        view = await _view(conn, session_id)
+        view = await _view(conn, services.box.ring, session_id)
         await _audit(conn, operator, "session.cancelled", view)
     return json_response(view)
 
@@ -152,9 +163,10 @@ async def cancel(request: PlainRequest, session_id: str) -> Response[bytes]:
 async def record_assessment(request: PlainRequest, referral_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request)
     item = assessments.validate_assessment(await json_object(request))
+    ring = services_of(request).box.ring
     async with services_of(request).db.write() as conn:
         row = await assessments.record_assessment(
-            conn, referral_id=referral_id, item=item, actor=operator.actor
+            conn, ring, referral_id=referral_id, item=item, actor=operator.actor
         )
         await record(conn, entry(operator.actor, "assessment.recorded", referral_id=referral_id))
     return json_response(assessments.assessment_view(row), 201)
@@ -162,9 +174,10 @@ async def record_assessment(request: PlainRequest, referral_id: str) -> Response
 
 async def list_assessments(request: PlainRequest, referral_id: str) -> Response[bytes]:
     await authenticate_operator(request)
+    ring = services_of(request).box.ring
     async with services_of(request).db.read() as conn:
         await _require_referral(conn, referral_id)
-        rows = await assessments.list_assessments(conn, referral_id=referral_id)
+        rows = await assessments.list_assessments(conn, ring, referral_id=referral_id)
     return json_response({"data": [assessments.assessment_view(row) for row in rows]})
 
 

@@ -104,7 +104,7 @@ async def get_referral(request: PlainRequest, referral_id: str) -> Response[byte
         row = await service.get_referral(conn, referral_id)
         if row is None:
             raise ApiError(404, "not_found", "No referral with this identifier.")
-        moves = await service.history(conn, referral_id)
+        moves = await service.history(conn, services_of(request).box.ring, referral_id)
         intake = await service.latest_intake(conn, referral_id)
     return json_response(
         {
@@ -160,6 +160,7 @@ async def complete_contact_task(request: PlainRequest, task_id: str) -> Response
             outcome=payload.outcome,
             note=payload.note,
             now=now,
+            ring=services.box.ring,
         )
         if payload.outcome == "assistant_link_sent":
             await _send_assistant_link(services, conn, task.referral_id, now)

@@ -261,7 +261,7 @@ async def book(request: PlainRequest, referral_id: str) -> Response[bytes]:
             conn,
             entry(operator.actor, "appointment.booked", referral_id=referral_id, subject=row.id),
         )
-    return json_response(appointments.appointment_view(row), 201)
+    return json_response(appointments.appointment_view(services_of(request).box.ring, row), 201)
 
 
 async def list_for_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
@@ -273,7 +273,8 @@ async def list_for_referral(request: PlainRequest, referral_id: str) -> Response
         if found is None:
             raise ApiError(404, "not_found", "No referral with this identifier.")
         rows = await appointments.for_referral(conn, referral_id)
-    return json_response({"data": [appointments.appointment_view(row) for row in rows]})
+    ring = services_of(request).box.ring
+    return json_response({"data": [appointments.appointment_view(ring, row) for row in rows]})
 
 
 async def reschedule(request: PlainRequest, appointment_id: str) -> Response[bytes]:
@@ -298,7 +299,7 @@ async def reschedule(request: PlainRequest, appointment_id: str) -> Response[byt
                 subject=row.id,
             ),
         )
-    return json_response(appointments.appointment_view(row), 201)
+    return json_response(appointments.appointment_view(services_of(request).box.ring, row), 201)
 
 
 async def cancel(request: PlainRequest, appointment_id: str) -> Response[bytes]:
@@ -319,7 +320,7 @@ async def cancel(request: PlainRequest, appointment_id: str) -> Response[bytes]:
                 operator.actor, "appointment.cancelled", referral_id=row.referral_id, subject=row.id
             ),
         )
-    return json_response(appointments.appointment_view(row))
+    return json_response(appointments.appointment_view(services_of(request).box.ring, row))
 
 
 _PHYSIO = "/api/v1/ops/physiotherapists/{physio_id}"

@@ -5,14 +5,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Row, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.referrals.coordinator_notes import opened_transition, sealed_task_note
 from rehabref.scope import OperatorScope
 from rehabref.tables.intake import AssistantSession, ContactTask
 from rehabref.tables.referrals import Referral, ReferralTransition
@@ -73,16 +76,14 @@ async def get_referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | No
     return (await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))).first()
 
 
-async def history(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
-    return list(
-        (
-            await conn.execute(
-                select(_transitions)
-                .where(_transitions.c.referral_id == referral_id)
-                .order_by(_transitions.c.created_at, _transitions.c.id)
-            )
-        ).all()
+async def history(conn: AsyncConnection, ring: KeyRing, referral_id: str) -> list[SimpleNamespace]:
+    """The referral's moves, oldest first, their reasons opened."""
+    found = await conn.execute(
+        select(_transitions)
+        .where(_transitions.c.referral_id == referral_id)
+        .order_by(_transitions.c.created_at, _transitions.c.id)
     )
+    return [opened_transition(ring, row) for row in found.all()]
 
 
 async def latest_intake(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
@@ -163,6 +164,7 @@ async def complete_task(
     outcome: str,
     note: str | None,
     now: datetime,
+    ring: KeyRing,
 ) -> Row[Any]:
     """open|claimed (by this coordinator) -> done with an outcome; returns the task row."""
     task = await _locked_task(conn, task_id)
@@ -179,7 +181,7 @@ async def complete_task(
             status="done",
             claimed_by=task.claimed_by or actor,
             outcome=outcome,
-            note=note,
+            note=sealed_task_note(ring, note),
             completed_at=now,
             updated_at=now,
         )

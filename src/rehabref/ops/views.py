@@ -8,6 +8,7 @@ from sqlalchemy import Row
 
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
+from rehabref.referrals.coordinator_notes import task_note
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.referrals.transitions import ALLOWED
@@ -82,7 +83,8 @@ def intake_view(row: Row[Any] | None) -> dict[str, Any] | None:
     }
 
 
-def transition_view(row: Row[Any]) -> dict[str, Any]:
+def transition_view(row: Any) -> dict[str, Any]:
+    """``row``: a move as ``service.history`` gives it (its reason opened)."""
     return {
         "from_status": row.from_status,
         "to_status": row.to_status,
@@ -104,7 +106,7 @@ def task_view(ring: KeyRing, row: Row[Any]) -> dict[str, Any]:
         "status": row.status,
         "claimed_by": row.claimed_by,
         "outcome": row.outcome,
-        "note": row.note,
+        "note": task_note(ring, row.note),
         "patient": patient_of(ring, row),
         "referral_status": row.referral_status,
         "created_at": _when(row.created_at),

@@ -303,6 +303,7 @@ async def complete_visit(request: Request[Any, Any, Any], session_id: str) -> Te
                 check_out_lat=fields.place.point[0] if fields.place.point else None,
                 check_out_lng=fields.place.point[1] if fields.place.point else None,
                 actor=who.actor,
+                ring=services.box.ring,
                 check_out_accuracy_m=fields.place.accuracy_m,
                 check_out_refused=fields.place.refusal is not None,
             )

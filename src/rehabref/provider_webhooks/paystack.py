@@ -35,6 +35,7 @@ async def paystack_webhook(request: ApiRequest) -> Response[bytes]:
         gateway=services.paystack,
         environment="live",
         provider="paystack",
+        ring=services.box.ring,
     )
     return json_response({"received": True, "outcome": outcome})
 

@@ -18,10 +18,12 @@ from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
 from rehabref.referrals.commission import record_for
+from rehabref.referrals.coordinator_notes import sealed_transition_reason
 from rehabref.referrals.event_data import appointment_data, payment_completed_data, referral_base
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.tasks import close_open_tasks, open_contact_task
@@ -160,12 +162,14 @@ async def transition(
     referral_id: str,
     to: str,
     actor: str,
+    ring: KeyRing,
     reason: str | None = None,
     appointment: AppointmentChange | None = None,
     payment: PaymentChange | None = None,
     now: datetime | None = None,
 ) -> Move:
-    """Apply one move; raises ApiError 404, 409 ``invalid_transition`` or 422."""
+    """Apply one move; raises ApiError 404, 409 ``invalid_transition`` or 422. The reason
+    is stored sealed under ``ring`` (``coordinator_notes``)."""
     now = now or utcnow()
     row = await lock_referral(conn, referral_id)
     if row is None:
@@ -223,7 +227,7 @@ async def transition(
             "from_status": row.status,
             "to_status": to,
             "actor": actor,
-            "reason": reason,
+            "reason": sealed_transition_reason(ring, reason),
             "created_at": now,
         },
     )

@@ -92,6 +92,7 @@ async def sandbox_checkout(request: Request[Any, Any, Any], token: str) -> Templ
         gateway=SandboxCharge(charge),
         environment=row.environment,
         provider="sandbox",
+        ring=services.box.ring,
     )
     if outcome == "failed":
         return message_page(

@@ -172,6 +172,7 @@ async def run_session(
     now: datetime,
     *,
     coverage: CoverageSources,
+    ring: KeyRing,
 ) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
@@ -213,6 +214,7 @@ async def run_session(
         check_out_lat=SAMPLE_LAT,
         check_out_lng=SAMPLE_LNG,
         actor=ACTOR,
+        ring=ring,
     )
 
 
@@ -226,7 +228,7 @@ def handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) ->
         await run_match(conn, payload, now, roster=roster, ring=ring)
 
     async def session_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
-        await run_session(conn, payload, now, coverage=coverage)
+        await run_session(conn, payload, now, coverage=coverage, ring=ring)
 
     return {
         "sandbox.intake": intake_step,

@@ -70,7 +70,8 @@ class Assessment(Base):
     scale: Mapped[str] = mapped_column(String(8))
     # The headline value: PSFS mean (0-10), NDI/ODI percent (0-100), NPRS/VAS (0-10), ROM degrees.
     score: Mapped[float] = mapped_column(Float)
-    detail: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The answers as JSON text, sealed (care/sealing.py): a PSFS names the patient's activities.
+    detail: Mapped[str] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     created_by: Mapped[str] = mapped_column(String(80))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -71,6 +71,7 @@ async def reschedule_visit(
         reason=reason,
         actor=actor,
         now=now,
+        ring=ring,
     )
     await _move_to_booked(conn, appointment, actor=actor, reason=reason, ring=ring, now=now)
     await visit_booked(conn, appointment, ring=ring, now=now)
@@ -87,7 +88,7 @@ async def cancel_visit(
     now: datetime,
 ) -> Row[Any]:
     appointment = await appointments.cancel(
-        conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now
+        conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now, ring=ring
     )
     await visit_cancelled(conn, appointment, ring=ring, now=now)
     return appointment

@@ -24,6 +24,7 @@ from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.audit.trail import entry, record
+from rehabref.care.sealing import sealed_cancel_reason
 from rehabref.channels import opt_outs
 from rehabref.channels.outbox import recipient_ref
 from rehabref.crypto import KeyRing
@@ -82,6 +83,7 @@ async def withdraw_one(
             referral_id=referral_id,
             to=end_status(row.status),
             actor=actor,
+            ring=ring,
             reason=reason[:2000],
             now=now,
         )
@@ -91,7 +93,12 @@ async def withdraw_one(
         await conn.execute(
             update(_sessions)
             .where(_sessions.c.referral_id == referral_id, _sessions.c.status == "scheduled")
-            .values(status="cancelled", cancel_reason=REASON, updated_by=actor, updated_at=now)
+            .values(
+                status="cancelled",
+                cancel_reason=sealed_cancel_reason(ring, REASON),
+                updated_by=actor,
+                updated_at=now,
+            )
         )
         ended = True
     if row.consent_withdrawn_at is None:

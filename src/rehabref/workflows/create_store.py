@@ -30,6 +30,7 @@ from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.events.outbox import active_endpoints
 from rehabref.idempotency.service import KeyClaim
+from rehabref.referrals.coordinator_notes import stored_transitions
 from rehabref.referrals.sealing import stored_referral
 from rehabref.tables.channels import OutboundMessage
 from rehabref.tables.eligibility import ReferralCoverage
@@ -78,7 +79,7 @@ class PortableCreateStore:
         referral = stored_referral(self._ring, plan.referral)
         async with self._db.write() as conn:
             await _insert(conn, _referrals, [referral])
-            await _insert(conn, _transitions, plan.transitions)
+            await _insert(conn, _transitions, stored_transitions(self._ring, plan.transitions))
             await _insert(conn, _sessions, plan.assistant_sessions)
             await _insert(conn, _tasks, plan.contact_tasks)
             await _insert(conn, _messages, plan.messages)

@@ -30,6 +30,7 @@ from rehabref.errors import ApiError
 from rehabref.events.outbox import Endpoint, active_endpoints
 from rehabref.fastsql import RawConnection
 from rehabref.idempotency.service import KeyClaim
+from rehabref.referrals.coordinator_notes import stored_transitions
 from rehabref.referrals.sealing import stored_referral
 from rehabref.workflows.create_plan import CreatePlan
 
@@ -169,7 +170,7 @@ class PostgresCreateStore:
         encode = msgspec.json.encode
         rows = [
             encode(stored_referral(self._ring, plan.referral)).decode(),
-            encode(plan.transitions).decode(),
+            encode(stored_transitions(self._ring, plan.transitions)).decode(),
             encode(plan.assistant_sessions).decode(),
             encode(plan.contact_tasks).decode(),
             encode(plan.messages).decode(),

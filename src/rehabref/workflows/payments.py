@@ -155,12 +155,15 @@ async def _send_link(
     )
 
 
-async def _pay(conn: AsyncConnection, referral_id: str, payment: Row[Any], now: datetime) -> Any:
+async def _pay(
+    conn: AsyncConnection, ring: KeyRing, referral_id: str, payment: Row[Any], now: datetime
+) -> Any:
     move = await transition(
         conn,
         referral_id=referral_id,
         to="paid",
         actor=PAYSTACK_ACTOR,
+        ring=ring,
         reason=f"card payment {payment.reference}",
         payment=PaymentChange(amount_minor=payment.amount_minor, currency=payment.currency),
         now=now,
@@ -179,6 +182,7 @@ async def record_payment(
     request: Row[Any],
     charge: policy.Charge,
     provider: str,
+    ring: KeyRing,
     now: datetime,
 ) -> str:
     """A verified successful charge, once: ``applied``, ``held`` or ``duplicate``. The caller
@@ -215,7 +219,7 @@ async def record_payment(
     payment = await store.payment_by_reference(conn, request.reference)
     assert payment is not None  # written just above, in this transaction
     if decision.state == policy.APPLIED:
-        await _pay(conn, referral.id, payment, now)
+        await _pay(conn, ring, referral.id, payment, now)
         return policy.APPLIED
     await store.set_request_status(conn, request.id, "held", now)
     if decision.hold_reason != policy.AWAITING_ATTENDANCE:
@@ -228,7 +232,7 @@ async def record_payment(
 
 
 async def apply_held_payments(
-    conn: AsyncConnection, referral: ReferralRow, *, now: datetime
+    conn: AsyncConnection, referral: ReferralRow, *, ring: KeyRing, now: datetime
 ) -> ReferralRow:
     """The referral was just attended: a payment held for that moves it to ``paid``. More
     than one (two links paid) go to a coordinator: only one payment makes a referral paid."""
@@ -238,7 +242,7 @@ async def apply_held_payments(
     if held[0].refunded_minor > 0:  # partly refunded while it waited: a coordinator decides
         await review_held_payments(conn, referral, now=now)
         return referral
-    paid = await _pay(conn, referral.id, held[0], now)
+    paid = await _pay(conn, ring, referral.id, held[0], now)
     for extra in held[1:]:
         await store.update_payment(
             conn, extra.id, hold_reason=policy.REFERRAL_STATUS, updated_at=now

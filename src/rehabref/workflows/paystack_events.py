@@ -30,6 +30,7 @@ from rehabref.billing import policy, store
 from rehabref.billing.paystack import PaystackError, PaystackGateway
 from rehabref.billing.signature import signature_valid
 from rehabref.clock import utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -72,6 +73,7 @@ async def receive(
     gateway: PaystackGateway,
     environment: str,
     provider: str,
+    ring: KeyRing,
     now: datetime | None = None,
 ) -> str:
     """Handle one delivery; what it did (for logs and tests). 401 when wrongly signed, 503
@@ -80,7 +82,7 @@ async def receive(
         raise ApiError(401, "unauthenticated", "The x-paystack-signature is not valid.")
     event, data = _event_of(raw)
     if event == "charge.success":
-        outcome = await _charge_success(db, data, gateway, environment, provider, now)
+        outcome = await _charge_success(db, ring, data, gateway, environment, provider, now)
     elif event == "refund.processed":
         outcome = await _refund_processed(db, data, environment, now or utcnow())
     else:
@@ -91,6 +93,7 @@ async def receive(
 
 async def _charge_success(
     db: Database,
+    ring: KeyRing,
     data: dict[str, Any],
     gateway: PaystackGateway,
     environment: str,
@@ -126,7 +129,12 @@ async def _charge_success(
             if await store.payment_of_request(conn, locked.id) is not None:
                 return DUPLICATE
             outcome = await record_payment(
-                conn, request=locked, charge=charge, provider=provider, now=now or utcnow()
+                conn,
+                request=locked,
+                charge=charge,
+                provider=provider,
+                ring=ring,
+                now=now or utcnow(),
             )
             await record(
                 conn,

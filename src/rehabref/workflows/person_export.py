@@ -17,12 +17,19 @@ from typing import Any
 from sqlalchemy import Table, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.care.sealing import (
+    APPOINTMENT_CHANGE_REASON,
+    SESSION_CANCEL_REASON,
+    SESSION_NOTES,
+    assessment_detail,
+)
 from rehabref.channels.content import from_json, plain_text
 from rehabref.channels.outbox import recipient_ref
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.matching.assignments import REASON as ASSIGNMENT_REASON
+from rehabref.referrals.coordinator_notes import CONTACT_TASK_NOTE, TRANSITION_REASON
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import SEALED_COLUMNS, open_text
 from rehabref.tables.assignments import PhysioAssignment
@@ -61,6 +68,14 @@ PER_REFERRAL: dict[str, Table] = {
     "payment_requests": table(PaymentRequest),
     "payments": table(Payment),
     "claim_lines": table(ClaimLine),
+}
+# Sealed free-text columns of those sections (section -> {column: purpose}), opened for the
+# person: care notes and reasons (care/sealing.py), coordinators' notes (coordinator_notes).
+SEALED_TEXT: dict[str, dict[str, str]] = {
+    "transitions": {"reason": TRANSITION_REASON},
+    "contact_tasks": {"note": CONTACT_TASK_NOTE},
+    "therapy_sessions": {"notes_summary": SESSION_NOTES, "cancel_reason": SESSION_CANCEL_REASON},
+    "appointments": {"change_reason": APPOINTMENT_CHANGE_REASON},
 }
 # Tables with a referral_id that the export leaves out, and why.
 NOT_EXPORTED = {
@@ -160,6 +175,12 @@ async def export_person(
         item["partner_name"] = partner_names.get(referral["partner_id"])
         for name, rows in sections.items():
             item[name] = [plain_row(r) for r in rows if r["referral_id"] == referral["id"]]
+        for name, sealed in SEALED_TEXT.items():
+            for row in item[name]:
+                for column, purpose in sealed.items():
+                    row[column] = open_text(ring, purpose, row[column])
+        for assessment in item["assessments"]:  # the answers, opened back into JSON
+            assessment["detail"] = assessment_detail(ring, assessment["detail"])
         for assignment in item["physio_assignments"]:  # the coordinator's reason, opened
             assignment["reason"] = open_text(ring, ASSIGNMENT_REASON, assignment["reason"])
         documents.append(item)

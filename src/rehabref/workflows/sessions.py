@@ -21,6 +21,7 @@ from rehabref.billing.claims import Payer, ReservedLine, reserve_line, write_lin
 from rehabref.billing.payer_invoices import EMPLOYER, HMO
 from rehabref.care import sessions
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.eligibility.allowance import check_allowance, claim_coverage
@@ -112,6 +113,7 @@ async def complete_session(
     check_out_lat: float | None,
     check_out_lng: float | None,
     actor: str,
+    ring: KeyRing,
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
 ) -> Row[Any]:
@@ -130,6 +132,7 @@ async def complete_session(
         check_out_lat=check_out_lat,
         check_out_lng=check_out_lng,
         actor=actor,
+        ring=ring,
         check_out_accuracy_m=check_out_accuracy_m,
         check_out_refused=check_out_refused,
         invoice_reference=reserved.reference if reserved is not None else None,

@@ -5,7 +5,6 @@ Against the provider stand-ins, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -13,11 +12,13 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from rehabref.events.sealing import event_data
 from tests.channels.conftest import new_phone, wait_for
 from tests.channels.patient import nth_message, post_signed
 from tests.conftest import auth
 from tests.support.graph_api import inbound_text
 from tests.support.operators import OPS, op_headers
+from tests.support.partners import TEST_RING
 from tests.support.payloads import v1_referral
 from tests.support.receiver import Receiver
 
@@ -48,7 +49,7 @@ def closed_events(sql, referral_id: str) -> list[dict[str, Any]]:
             text("SELECT data FROM events WHERE referral_id = :r AND type = 'referral.closed'"),
             {"r": referral_id},
         ).all()
-    return [row.data if isinstance(row.data, dict) else json.loads(row.data) for row in rows]
+    return [event_data(TEST_RING, row.data) for row in rows]
 
 
 def sms_bodies(twilio, phone: str) -> list[str]:

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.care.gps import verify_check_in
 from rehabref.care.invoices import next_invoice_reference
 from rehabref.clock import as_utc, iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -196,6 +197,7 @@ def pain_reduction(before: int, after: int) -> dict[str, Any]:
 async def complete_session(
     conn: AsyncConnection,
     *,
+    ring: KeyRing,
     session_id: str,
     pain_before: int,
     pain_after: int,
@@ -258,6 +260,7 @@ async def complete_session(
     data.update(completed_event_data(done, provider=provider, gps=gps, clinical=clinical))
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

@@ -153,6 +153,7 @@ async def session_action(
             elif action == "complete":
                 await complete_session(
                     conn,
+                    ring=services.box.ring,
                     coverage=services.coverage,
                     session_id=session_id,
                     pain_before=_pain(form, "pain_before"),

@@ -122,6 +122,7 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
     async with services.db.write() as conn:
         await complete_session(
             conn,
+            ring=services.box.ring,
             coverage=services.coverage,
             session_id=session_id,
             pain_before=payload.pain_before,

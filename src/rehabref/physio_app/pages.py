@@ -294,6 +294,7 @@ async def complete_visit(request: Request[Any, Any, Any], session_id: str) -> Te
         async with services.db.write() as conn:
             await complete_session(
                 conn,
+                ring=services.box.ring,
                 coverage=services.coverage,
                 session_id=session_id,
                 pain_before=fields.pain_before,

@@ -86,6 +86,7 @@ async def sandbox_checkout(request: Request[Any, Any, Any], token: str) -> Templ
     secret = sandbox_secret(services.box)
     await paystack_events.receive(
         services.db,
+        ring=services.box.ring,
         raw=raw,
         signature=sign(secret, raw),
         secret=secret,

@@ -172,6 +172,7 @@ async def run_session(
     now: datetime,
     *,
     coverage: CoverageSources,
+    ring: KeyRing,
 ) -> None:
     referral_id = str(payload["referral_id"])
     row = await _referral(conn, referral_id)
@@ -203,6 +204,7 @@ async def run_session(
     )
     await complete_session(
         conn,
+        ring=ring,
         coverage=coverage,
         session_id=session_id,
         pain_before=SAMPLE_PAIN_BEFORE,
@@ -226,7 +228,7 @@ def handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) ->
         await run_match(conn, payload, now, roster=roster, ring=ring)
 
     async def session_step(conn: AsyncConnection, payload: dict[str, Any], now: datetime) -> None:
-        await run_session(conn, payload, now, coverage=coverage)
+        await run_session(conn, payload, now, coverage=coverage, ring=ring)
 
     return {
         "sandbox.intake": intake_step,
@@ -235,7 +237,9 @@ def handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) ->
     }
 
 
-async def tell_partner(conn: AsyncConnection, failed: FailedJob, now: datetime) -> None:
+async def tell_partner(
+    conn: AsyncConnection, failed: FailedJob, now: datetime, *, ring: KeyRing
+) -> None:
     """A scenario step gave up: the partner gets a ``sandbox.scenario_failed`` event (in
     their event log and at their webhook endpoints) saying which step and why."""
     if not failed.kind.startswith("sandbox.") or failed.referral_id is None:
@@ -250,6 +254,7 @@ async def tell_partner(conn: AsyncConnection, failed: FailedJob, now: datetime) 
     )
     await record_events(
         conn,
+        ring,
         partner_id=row.partner_id,
         environment=row.environment,
         events=[

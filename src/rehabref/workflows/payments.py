@@ -155,7 +155,9 @@ async def _send_link(
     )
 
 
-async def _pay(conn: AsyncConnection, referral_id: str, payment: Row[Any], now: datetime) -> Any:
+async def _pay(
+    conn: AsyncConnection, ring: KeyRing, referral_id: str, payment: Row[Any], now: datetime
+) -> Any:
     move = await transition(
         conn,
         referral_id=referral_id,
@@ -165,7 +167,7 @@ async def _pay(conn: AsyncConnection, referral_id: str, payment: Row[Any], now: 
         payment=PaymentChange(amount_minor=payment.amount_minor, currency=payment.currency),
         now=now,
     )
-    await record_move(conn, move)
+    await record_move(conn, ring, move)
     await store.update_payment(
         conn, payment.id, state=policy.APPLIED, hold_reason=None, applied_at=now, updated_at=now
     )
@@ -175,6 +177,7 @@ async def _pay(conn: AsyncConnection, referral_id: str, payment: Row[Any], now: 
 
 async def record_payment(
     conn: AsyncConnection,
+    ring: KeyRing,
     *,
     request: Row[Any],
     charge: policy.Charge,
@@ -215,7 +218,7 @@ async def record_payment(
     payment = await store.payment_by_reference(conn, request.reference)
     assert payment is not None  # written just above, in this transaction
     if decision.state == policy.APPLIED:
-        await _pay(conn, referral.id, payment, now)
+        await _pay(conn, ring, referral.id, payment, now)
         return policy.APPLIED
     await store.set_request_status(conn, request.id, "held", now)
     if decision.hold_reason != policy.AWAITING_ATTENDANCE:
@@ -228,7 +231,7 @@ async def record_payment(
 
 
 async def apply_held_payments(
-    conn: AsyncConnection, referral: ReferralRow, *, now: datetime
+    conn: AsyncConnection, ring: KeyRing, referral: ReferralRow, *, now: datetime
 ) -> ReferralRow:
     """The referral was just attended: a payment held for that moves it to ``paid``. More
     than one (two links paid) go to a coordinator: only one payment makes a referral paid."""
@@ -238,7 +241,7 @@ async def apply_held_payments(
     if held[0].refunded_minor > 0:  # partly refunded while it waited: a coordinator decides
         await review_held_payments(conn, referral, now=now)
         return referral
-    paid = await _pay(conn, referral.id, held[0], now)
+    paid = await _pay(conn, ring, referral.id, held[0], now)
     for extra in held[1:]:
         await store.update_payment(
             conn, extra.id, hold_reason=policy.REFERRAL_STATUS, updated_at=now

@@ -30,6 +30,7 @@ from rehabref.billing import policy, store
 from rehabref.billing.paystack import PaystackError, PaystackGateway
 from rehabref.billing.signature import signature_valid
 from rehabref.clock import utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -66,6 +67,7 @@ def _event_of(raw: bytes) -> tuple[str, dict[str, Any]]:
 async def receive(
     db: Database,
     *,
+    ring: KeyRing,
     raw: bytes,
     signature: str | None,
     secret: str | None,
@@ -80,9 +82,9 @@ async def receive(
         raise ApiError(401, "unauthenticated", "The x-paystack-signature is not valid.")
     event, data = _event_of(raw)
     if event == "charge.success":
-        outcome = await _charge_success(db, data, gateway, environment, provider, now)
+        outcome = await _charge_success(db, ring, data, gateway, environment, provider, now)
     elif event == "refund.processed":
-        outcome = await _refund_processed(db, data, environment, now or utcnow())
+        outcome = await _refund_processed(db, ring, data, environment, now or utcnow())
     else:
         outcome = IGNORED
     log.info("paystack event", extra={"event": event[:40], "outcome": outcome})
@@ -91,6 +93,7 @@ async def receive(
 
 async def _charge_success(
     db: Database,
+    ring: KeyRing,
     data: dict[str, Any],
     gateway: PaystackGateway,
     environment: str,
@@ -126,7 +129,7 @@ async def _charge_success(
             if await store.payment_of_request(conn, locked.id) is not None:
                 return DUPLICATE
             outcome = await record_payment(
-                conn, request=locked, charge=charge, provider=provider, now=now or utcnow()
+                conn, ring, request=locked, charge=charge, provider=provider, now=now or utcnow()
             )
             await record(
                 conn,
@@ -157,7 +160,7 @@ def _refund_fields(data: dict[str, Any]) -> tuple[str, str, int, str] | None:
 
 
 async def _refund_processed(
-    db: Database, data: dict[str, Any], environment: str, now: datetime
+    db: Database, ring: KeyRing, data: dict[str, Any], environment: str, now: datetime
 ) -> str:
     fields = _refund_fields(data)
     if fields is None:
@@ -205,7 +208,9 @@ async def _refund_processed(
                 await store.set_request_status(conn, request.id, "refunded", now)
             await store.update_payment(conn, payment.id, **values)
             if was_applied:
-                await _tell_partner(conn, request.referral_id, amount, currency, total, whole, now)
+                await _tell_partner(
+                    conn, ring, request.referral_id, amount, currency, total, whole, now
+                )
     except IntegrityError:
         return DUPLICATE
     return REFUND_RECORDED
@@ -213,6 +218,7 @@ async def _refund_processed(
 
 async def _tell_partner(
     conn: AsyncConnection,
+    ring: KeyRing,
     referral_id: str,
     amount: int,
     currency: str,
@@ -246,6 +252,7 @@ async def _tell_partner(
     }
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

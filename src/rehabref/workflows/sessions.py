@@ -21,6 +21,7 @@ from rehabref.billing.claims import Payer, ReservedLine, reserve_line, write_lin
 from rehabref.billing.payer_invoices import EMPLOYER, HMO
 from rehabref.care import sessions
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.eligibility.allowance import check_allowance, claim_coverage
@@ -103,6 +104,7 @@ async def payer_of(
 async def complete_session(
     conn: AsyncConnection,
     *,
+    ring: KeyRing,
     coverage: CoverageSources,
     session_id: str,
     pain_before: int,
@@ -122,6 +124,7 @@ async def complete_session(
         reserved = await reserve_line(conn, payer=billed[0], environment=billed[2], now=now)
     done = await sessions.complete_session(
         conn,
+        ring=ring,
         session_id=session_id,
         pain_before=pain_before,
         pain_after=pain_after,

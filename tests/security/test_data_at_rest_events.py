@@ -10,6 +10,7 @@ or PostgreSQL, per REHABREF_TEST_DATABASE).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import subprocess
@@ -21,15 +22,20 @@ import httpx
 from sqlalchemy import make_url, text
 from sqlalchemy.engine import Engine
 
-from rehabref.crypto import new_key
+from rehabref.crypto import new_key, parse_key_ring
+from rehabref.db import Database
+from rehabref.events.outbox import NewEvent, record_events
 from rehabref.events.sealing import event_body, event_data
+from rehabref.events.worker import DeliveryWorker, WorkerConfig
+from rehabref.instance_secret import SecretBox
 from tests.conftest import auth
 from tests.console.operators import make_operator, sign_in
 from tests.events.conftest import WorkerProcess, register, trigger
 from tests.support.api import REFERRALS, bearer
 from tests.support.care import insert_referral, physio_body
+from tests.support.databases import fresh_database
 from tests.support.operators import op_headers
-from tests.support.partners import TEST_RING, TEST_SECRET_KEY
+from tests.support.partners import TEST_RING, TEST_SECRET_KEY, onboard
 from tests.support.payloads import v1_referral
 from tests.support.receiver import Receiver
 
@@ -222,3 +228,57 @@ def test_a_body_sealed_before_a_key_rotation_is_delivered_byte_for_byte(
     assert event["event_id"] == sent["event_id"]
     assert event["data"]["clinical_summary"]["notes_summary"]  # the webhook gets it opened
     assert event["data"] == event_data(TEST_RING, stored.data)
+
+
+def test_a_body_sealed_under_a_key_no_longer_in_the_ring_is_not_sent(tmp_path: Path):
+    """A key removed from the ring too early: the delivery is not sent (nothing readable
+    to sign), and the attempt says why instead of sending ciphertext."""
+    receiver = Receiver().start()
+
+    async def scenario(url: str, partner_id: str) -> Any:
+        db = Database(url)
+        before_removal = parse_key_ring(f"k0:{TEST_SECRET_KEY},k9:{new_key()}")
+        worker = DeliveryWorker(
+            db,
+            SecretBox(parse_key_ring(f"k0:{TEST_SECRET_KEY}")),  # k9 is gone
+            WorkerConfig(allow_loopback_targets=True),
+        )
+        try:
+            async with db.write() as conn:
+                (event_id,) = await record_events(
+                    conn,
+                    before_removal,
+                    partner_id=partner_id,
+                    environment="test",
+                    events=[
+                        NewEvent(
+                            "appointment.booked",
+                            {"referral_id": "ref_x", "status": "booked"},
+                            extra_targets=(receiver.url,),
+                            only_extra_targets=True,
+                        )
+                    ],
+                )
+            assert await worker.run_once() == 1
+            async with db.read() as conn:
+                return (
+                    await conn.execute(
+                        text(
+                            "SELECT a.error FROM delivery_attempts a"
+                            " JOIN deliveries d ON d.id = a.delivery_id WHERE d.event_id = :e"
+                        ),
+                        {"e": event_id},
+                    )
+                ).scalar_one()
+        finally:
+            await worker.aclose()
+            await db.dispose()
+
+    try:
+        with fresh_database(tmp_path) as url:
+            partner = onboard(url, name="Rotated too early")
+            error = asyncio.run(scenario(url, partner["partner_id"]))
+    finally:
+        receiver.stop()
+    assert error == "event body cannot be opened with the key ring"
+    assert receiver.received == []

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from bench.environment import free_port, fresh_database, onboard
+from bench.environment import free_port, fresh_database, key_ring, onboard
 
 # ---------------------------------------------------------------------------- the receiver
 
@@ -91,6 +91,7 @@ async def _seed(url: str, partner_id: str, count: int) -> list[str]:
     from rehabref.events.outbox import NewEvent, record_events
 
     db = Database(url, pool_size=2)
+    ring = key_ring(url)
     ids: list[str] = []
     try:
         for start in range(0, count, 500):
@@ -100,7 +101,7 @@ async def _seed(url: str, partner_id: str, count: int) -> list[str]:
             ]
             async with db.write() as conn:
                 ids += await record_events(
-                    conn, partner_id=partner_id, environment="test", events=events
+                    conn, ring, partner_id=partner_id, environment="test", events=events
                 )
     finally:
         await db.dispose()
@@ -127,12 +128,14 @@ async def _trickle(url: str, partner_id: str, count: int, gap: float) -> dict[st
     from rehabref.events.outbox import NewEvent, record_events
 
     db = Database(url, pool_size=2)
+    ring = key_ring(url)
     committed: dict[str, float] = {}
     try:
         for i in range(count):
             async with db.write() as conn:
                 (event_id,) = await record_events(
                     conn,
+                    ring,
                     partner_id=partner_id,
                     environment="test",
                     events=[NewEvent("referral.created", {"referral_id": f"ref_l{i}"})],

@@ -18,6 +18,7 @@ import httpx
 import psycopg
 
 from rehabref.config import load_settings
+from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.instance_secret import secret_box
 from rehabref.migrate import upgrade
@@ -57,6 +58,12 @@ def fresh_database(backend: str, directory: Path) -> Iterator[str]:
     finally:
         with psycopg.connect(POSTGRES_ADMIN, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def key_ring(url: str) -> KeyRing:
+    """The ring the bench's servers and workers load (same environment and working
+    directory): events written by the bench are sealed under it."""
+    return secret_box(load_settings({**os.environ, "REHABREF_DATABASE_URL": url})).ring
 
 
 def onboard(url: str, name: str = "Bench Clinic") -> dict[str, Any]:

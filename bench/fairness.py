@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 
 from bench.deliveries import _arrived, _start_receiver, _stop, _workers
-from bench.environment import free_port, fresh_database, onboard, percentile, serve_api
+from bench.environment import free_port, fresh_database, key_ring, onboard, percentile, serve_api
 
 
 class HangingServer:
@@ -93,7 +93,9 @@ async def _owe(url: str, partner_id: str, count: int) -> None:
             for i in range(count)
         ]
         async with db.write() as conn:
-            await record_events(conn, partner_id=partner_id, environment="test", events=events)
+            await record_events(
+                conn, key_ring(url), partner_id=partner_id, environment="test", events=events
+            )
     finally:
         await db.dispose()
 

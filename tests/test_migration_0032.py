@@ -29,7 +29,7 @@ def test_existing_members_are_sealed_once(tmp_path: Path, monkeypatch: pytest.Mo
     now = datetime.now(UTC)
     already = seal(ring, NAME, "Sealed Before")
     with fresh_database(tmp_path) as url:
-        command.downgrade(alembic_config(url), "0028")
+        command.downgrade(alembic_config(url), "0031")
         engine = create_engine(sync_url(url))
         with engine.begin() as conn:
             conn.execute(
@@ -65,8 +65,8 @@ def test_existing_members_are_sealed_once(tmp_path: Path, monkeypatch: pytest.Mo
         assert opened_name(ring, rows[7].name) == "Amina Bello 7"
         assert opened_phone(ring, rows[7].phone) == "+2348030000007"
 
-        # Idempotent: again from 0028 (a run interrupted half-way), nothing is sealed twice.
-        command.downgrade(alembic_config(url), "0028")
+        # Idempotent: again from 0031 (a run interrupted half-way), nothing is sealed twice.
+        command.downgrade(alembic_config(url), "0031")
         upgrade(url)
         with engine.connect() as conn:
             again = conn.execute(text("SELECT * FROM hmo_members ORDER BY id")).all()

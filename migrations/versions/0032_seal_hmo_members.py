@@ -8,7 +8,7 @@
   can run again.
 
 Revision ID: 0032
-Revises: 0030
+Revises: 0031
 Create Date: 2026-11-24
 """
 
@@ -20,7 +20,7 @@ from alembic import op
 from rehabref.migration_sealing import MigrationRing, seal_plain_values
 
 revision = "0032"
-down_revision = "0030"
+down_revision = "0031"
 branch_labels = None
 depends_on = None
 

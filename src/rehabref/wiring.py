@@ -234,7 +234,7 @@ def periodic_jobs(
             partial(
                 run_due,
                 handlers=job_handlers(coverage, roster, ring),
-                gave_up=scenarios.tell_partner,
+                gave_up=partial(scenarios.tell_partner, ring=ring),
             ),
         ),
     }

@@ -11,8 +11,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from rehabref.events.sealing import event_data
 from tests.billing.conftest import ask_payment, initialized, move, referral_at, rows, wait_for
 from tests.support.api import error_of
+from tests.support.partners import TEST_RING
 from tests.support.paystack_api import paystack_signature
 from tests.support.twilio_api import TwilioApi
 
@@ -24,7 +26,7 @@ def _events(sql: Any, referral_id: str, event_type: str) -> list[dict[str, Any]]
         r=referral_id,
         t=event_type,
     )
-    return [json.loads(r.data) if isinstance(r.data, str) else r.data for r in found]
+    return [event_data(TEST_RING, r.data) for r in found]
 
 
 def _status(api: httpx.Client, key: str, referral_id: str) -> str:

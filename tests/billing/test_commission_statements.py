@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import threading
 import uuid
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from pypdf import PdfReader
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 
+from rehabref.events.sealing import event_data
 from rehabref.tables.referrals import ReferralTransition
 from tests.audit.operators import create as create_operator
 from tests.billing.conftest import referral_at, rows
@@ -25,6 +25,7 @@ from tests.conftest import auth
 from tests.console.operators import csrf, sign_in
 from tests.console.test_browser_console import CHROMIUM_ARGS, SCREENSHOTS
 from tests.support.operators import OPS, moved, op_headers
+from tests.support.partners import TEST_RING
 
 STATEMENTS = "/api/v1/partners/commission-statements"
 OCTOBER = "2026-10"
@@ -148,7 +149,7 @@ def test_a_month_is_stated_read_by_its_partner_only_and_settled_once(
         t="commission.settled",
     )
     assert len(events) == 1
-    data = events[0].data if isinstance(events[0].data, dict) else json.loads(events[0].data)
+    data = event_data(TEST_RING, events[0].data)
     assert data == {
         "statement_id": statement["id"],
         "period": OCTOBER,
@@ -217,8 +218,7 @@ def test_concurrent_generates_make_one_statement_and_concurrent_settles_settle_o
         p=partner["partner_id"],
     )
     assert len(settled_events) == 1
-    data = settled_events[0].data
-    data = data if isinstance(data, dict) else json.loads(data)
+    data = event_data(TEST_RING, settled_events[0].data)
     # This agreement does not show amounts: the event says a statement was settled, no sum.
     assert data["total_minor"] is None and data["line_count"] == 1
 

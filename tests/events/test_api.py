@@ -7,9 +7,11 @@ import uuid
 import pytest
 
 from rehabref.events.catalogue import CLINICAL_KEYS, EVENT_TYPES
+from rehabref.events.sealing import event_body
 from tests.conftest import auth, count
 from tests.events.conftest import register, trigger
 from tests.support.operators import create_operator, op_headers
+from tests.support.partners import TEST_RING
 from tests.support.payloads import v1_referral
 
 ENDPOINTS = "/api/v1/partners/webhook-endpoints"
@@ -226,7 +228,7 @@ def test_data_boundary_no_clinical_content_for_v1_partners(client, make_partner,
             body = conn.execute(
                 text("SELECT body FROM events WHERE id = :e"), {"e": sent["event_id"]}
             ).scalar_one()
-        results[name]["stored_body"] = body
+        results[name]["stored_body"] = event_body(TEST_RING, body).decode()
     assert not _keys(results["v1"]["data"]) & CLINICAL_KEYS
     assert "pain_score_before" not in results["v1"]["stored_body"]
     assert "notes_summary" not in results["v1"]["stored_body"]

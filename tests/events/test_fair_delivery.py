@@ -128,6 +128,7 @@ async def _events(db: Database, partner_id: str, count: int, when: datetime | No
     async with db.write() as conn:
         await record_events(
             conn,
+            SecretBox(TEST_SECRET_KEY).ring,
             partner_id=partner_id,
             environment="test",
             events=[

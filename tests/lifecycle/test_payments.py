@@ -8,10 +8,12 @@ import uuid
 import pytest
 from sqlalchemy import text
 
+from rehabref.events.sealing import event_body, event_data
 from tests.conftest import auth
 from tests.shapeg.bodies import g_referral
 from tests.support.api import created, error_of
 from tests.support.operators import OPS, move, moved, op_headers
+from tests.support.partners import TEST_RING
 
 BOOKING = {"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"}
 
@@ -32,9 +34,8 @@ def _event_data(sql, referral_id, event_type):
             {"r": referral_id, "t": event_type},
         ).all()
     assert len(rows) == 1
-    data = rows[0][0]
-    data = json.loads(data) if isinstance(data, str) else data
-    assert json.loads(rows[0][1])["data"] == data
+    data = event_data(TEST_RING, rows[0][0])
+    assert json.loads(event_body(TEST_RING, rows[0][1]))["data"] == data
     return data
 
 

@@ -10,7 +10,6 @@ terminal states accept nothing.
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, datetime
 
 import pytest
@@ -21,6 +20,7 @@ from sqlalchemy import insert, select
 from rehabref.clock import utcnow
 from rehabref.db import Database, table
 from rehabref.errors import ApiError
+from rehabref.events.sealing import event_data
 from rehabref.ids import new_id
 from rehabref.referrals.commission import commission_for
 from rehabref.referrals.status import STATUSES, TERMINAL
@@ -191,7 +191,7 @@ def test_random_move_sequences_follow_the_table(harness, moves, amount):
     assert [(m.from_status, m.to_status) for m in history] == accepted
     assert [e.type for e in events] == [EVENT_OF[to] for _, to in accepted]
     for event in events:
-        data = json.loads(event.data) if isinstance(event.data, str) else event.data
+        data = event_data(TEST_RING, event.data)
         assert data["referral_id"] == referral_id
     if status in TERMINAL:
         assert all(harness.run(harness.move(referral_id, t, 1)) for t in STATUSES)

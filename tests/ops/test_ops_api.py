@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from rehabref.events.sealing import event_data
 from tests.conftest import auth, count
 from tests.support.api import created, error_of
 from tests.support.operators import OPS, move, moved, op_headers
+from tests.support.partners import TEST_RING
 
 BOOKING = {"scheduled_at": "2026-11-02T09:00:00Z", "care_mode": "remote"}
 
@@ -153,9 +155,8 @@ def test_reschedule_emits_appointment_booked_again(client, partner, operator_tok
             .scalars()
             .all()
         )
-    import json
 
-    datas = [json.loads(r) if isinstance(r, str) else r for r in rows]
+    datas = [event_data(TEST_RING, r) for r in rows]
     assert [d["rescheduled"] for d in datas] == [False, True]
     assert datas[1]["appointment"]["care_mode"] == "face_to_face"
 

@@ -4,7 +4,6 @@ sign in by link, check in with the device's position granted (verified) and deni
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,9 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from sqlalchemy import text
 
+from rehabref.events.sealing import event_data
 from tests.physio_app.support import IKEJA, physio_with_visit, sign_in_link
+from tests.support.partners import TEST_RING
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "img"
 PHONE = {"width": 360, "height": 640}
@@ -71,7 +72,7 @@ def _events(sql: Any, referral_id: str, kind: str) -> list[dict[str, Any]]:
             text("SELECT data FROM events WHERE referral_id = :r AND type = :t"),
             {"r": referral_id, "t": kind},
         ).all()
-    return [r[0] if isinstance(r[0], dict) else json.loads(r[0]) for r in rows]
+    return [event_data(TEST_RING, r[0]) for r in rows]
 
 
 @pytest.mark.parametrize("location", ["granted", "denied"])

@@ -5,7 +5,6 @@ Against the provider stand-ins, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
+from rehabref.events.sealing import event_data
 from rehabref.referrals.coordinator_notes import transition_reason
 from tests.channels.conftest import new_phone, wait_for
 from tests.channels.patient import nth_message, post_signed
@@ -50,7 +50,7 @@ def closed_events(sql, referral_id: str) -> list[dict[str, Any]]:
             text("SELECT data FROM events WHERE referral_id = :r AND type = 'referral.closed'"),
             {"r": referral_id},
         ).all()
-    return [row.data if isinstance(row.data, dict) else json.loads(row.data) for row in rows]
+    return [event_data(TEST_RING, row.data) for row in rows]
 
 
 def sms_bodies(twilio, phone: str) -> list[str]:

@@ -76,6 +76,7 @@ async def _seed(db: Database, partner_id: str, url: str) -> str:
     async with db.write() as conn:
         (event_id,) = await record_events(
             conn,
+            SecretBox(TEST_SECRET_KEY).ring,
             partner_id=partner_id,
             environment="test",
             events=[

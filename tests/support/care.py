@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from rehabref.crypto import blind_index, seal_optional
 from rehabref.db import Database
+from rehabref.events.sealing import event_data
 from rehabref.ids import new_id
 from rehabref.ops.auth import create_operator
 from rehabref.referrals.sealing import DIAGNOSIS, REASON
@@ -112,8 +113,6 @@ def physio_body(**overrides: Any) -> dict[str, Any]:
 
 
 def events_of(sql: Engine, referral_id: str, event_type: str) -> list[dict[str, Any]]:
-    import json
-
     with sql.connect() as conn:
         rows = conn.execute(
             text(
@@ -121,4 +120,4 @@ def events_of(sql: Engine, referral_id: str, event_type: str) -> list[dict[str, 
             ),
             {"r": referral_id, "t": event_type},
         ).all()
-    return [row[0] if isinstance(row[0], dict) else json.loads(row[0]) for row in rows]
+    return [event_data(TEST_RING, row[0]) for row in rows]

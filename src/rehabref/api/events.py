@@ -150,7 +150,7 @@ async def list_events(request: PlainRequest) -> Response[bytes]:
         )
     return json_response(
         page_envelope(
-            [history.event_record(row) for row in rows],
+            [history.event_record(services.box.ring, row) for row in rows],
             has_more=has_more,
             last_id=rows[-1].id if rows else None,
             encode=history.encode_cursor,
@@ -166,7 +166,9 @@ async def get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
         if row is None:
             raise not_found("event")
         deliveries = await history.deliveries_of(conn, events=[row])
-    return json_response({**history.event_record(row), "deliveries": deliveries[row.id]})
+    return json_response(
+        {**history.event_record(services.box.ring, row), "deliveries": deliveries[row.id]}
+    )
 
 
 async def redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:

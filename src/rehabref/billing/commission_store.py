@@ -27,6 +27,7 @@ from rehabref.billing.statements import (
     period_is_over,
 )
 from rehabref.clock import iso
+from rehabref.crypto import KeyRing
 from rehabref.db import insert_ignoring_duplicates, table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -185,7 +186,9 @@ async def _by_period(conn: AsyncConnection, partner_id: str, environment: str, p
     ).first()
 
 
-async def settle(conn: AsyncConnection, *, statement_id: str, actor: str, now: datetime) -> Any:
+async def settle(
+    conn: AsyncConnection, ring: KeyRing, *, statement_id: str, actor: str, now: datetime
+) -> Any:
     """Settle once: the statement and its lines' referrals move from ``pending_settlement``
     to ``settled`` and ``commission.settled`` is queued for the partner, in the caller's
     transaction. 404 unknown; 409 ``already_settled``."""
@@ -216,6 +219,7 @@ async def settle(conn: AsyncConnection, *, statement_id: str, actor: str, now: d
     ).scalar_one()
     await record_events(
         conn,
+        ring,
         partner_id=row.partner_id,
         environment=row.environment,
         events=[

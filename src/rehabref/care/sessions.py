@@ -198,6 +198,7 @@ def pain_reduction(before: int, after: int) -> dict[str, Any]:
 async def complete_session(
     conn: AsyncConnection,
     *,
+    ring: KeyRing,
     session_id: str,
     pain_before: int,
     pain_after: int,
@@ -206,7 +207,6 @@ async def complete_session(
     check_out_lat: float | None,
     check_out_lng: float | None,
     actor: str,
-    ring: KeyRing,
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
     invoice_reference: str | None = None,
@@ -266,6 +266,7 @@ async def complete_session(
     )
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

@@ -153,6 +153,7 @@ async def session_action(
             elif action == "complete":
                 await complete_session(
                     conn,
+                    ring=services.box.ring,
                     coverage=services.coverage,
                     session_id=session_id,
                     pain_before=_pain(form, "pain_before"),
@@ -162,7 +163,6 @@ async def session_action(
                     check_out_lat=_number(form, "lat"),
                     check_out_lng=_number(form, "lng"),
                     actor=actor,
-                    ring=services.box.ring,
                 )
             else:
                 await care.cancel_session(

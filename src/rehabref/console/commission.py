@@ -98,8 +98,15 @@ async def settle_statement(
             request, posted.signed, error="Only an admin operator can settle.", status=403
         )
     try:
-        async with services_of(request).db.write() as conn:
-            await store.settle(conn, statement_id=statement_id, actor=operator.actor, now=utcnow())
+        services = services_of(request)
+        async with services.db.write() as conn:
+            await store.settle(
+                conn,
+                services.box.ring,
+                statement_id=statement_id,
+                actor=operator.actor,
+                now=utcnow(),
+            )
             await record(
                 conn, entry(operator.actor, "commission_statement.settled", subject=statement_id)
             )

@@ -94,7 +94,9 @@ async def referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
     return (await conn.execute(query)).first()
 
 
-async def events_with_deliveries(conn: AsyncConnection, referral_id: str) -> list[dict[str, Any]]:
+async def events_with_deliveries(
+    conn: AsyncConnection, ring: KeyRing, referral_id: str
+) -> list[dict[str, Any]]:
     rows, _ = await history.list_events(
         conn,
         scope=OperatorScope(),
@@ -105,7 +107,8 @@ async def events_with_deliveries(conn: AsyncConnection, referral_id: str) -> lis
     )
     deliveries = await history.deliveries_of(conn, events=rows)
     return [
-        {**history.event_record(row, ops=True), "deliveries": deliveries[row.id]} for row in rows
+        {**history.event_record(ring, row, ops=True), "deliveries": deliveries[row.id]}
+        for row in rows
     ]
 
 

@@ -100,7 +100,7 @@ async def render_referral(
                 status=404,
             )
         transitions = await transitions_of(conn, ring, referral_id)
-        events = await queries.events_with_deliveries(conn, referral_id)
+        events = await queries.events_with_deliveries(conn, ring, referral_id)
         tasks = await queries.tasks_of(conn, referral_id)
         sessions = await sessions_of(conn, referral_id)
         physios = await active_physios(conn, row)

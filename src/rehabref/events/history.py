@@ -17,8 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
 from rehabref.clock import iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.outbox import delivery_row
+from rehabref.events.sealing import event_data
 from rehabref.scope import OperatorScope, PartnerScope, Scope
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 
@@ -48,7 +50,7 @@ class EventRow(Protocol):
     def referral_id(self) -> str | None: ...
 
     @property
-    def data(self) -> dict[str, Any]: ...
+    def data(self) -> str: ...  # sealed JSON text (``events.sealing``)
 
     @property
     def body(self) -> str: ...
@@ -65,13 +67,14 @@ def decode_cursor(cursor: str) -> str | None:
     return cursors.decode_cursor(cursor, _ID)
 
 
-def event_record(row: EventRow, *, ops: bool = False) -> dict[str, Any]:
+def event_record(ring: KeyRing, row: EventRow, *, ops: bool = False) -> dict[str, Any]:
+    """The event as partners and coordinators see it: its ``data`` opened."""
     record: dict[str, Any] = {
         "event_id": row.id,
         "type": row.type,
         "occurred_at": iso(row.occurred_at),
         "referral_id": row.referral_id,
-        "data": row.data,
+        "data": event_data(ring, row.data),
     }
     if ops:
         record["partner_id"] = row.partner_id

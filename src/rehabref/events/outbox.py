@@ -20,8 +20,10 @@ from sqlalchemy import bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import iso, utcnow
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.catalogue import EVENT_TYPES, within_boundary
+from rehabref.events.sealing import sealed_event_row
 from rehabref.fastsql import Connection, Statement, execute_many, fetch_all, fetch_one
 from rehabref.ids import new_id
 from rehabref.tables.events import Delivery, Event, WebhookEndpoint
@@ -140,13 +142,14 @@ async def active_endpoints(
 
 async def record_events(
     conn: Connection,
+    ring: KeyRing,
     *,
     partner_id: str,
     environment: str,
     events: list[NewEvent],
     contract: str | None = None,
 ) -> list[str]:
-    """Store events and their pending deliveries. Never commits.
+    """Store events (sealed under ``ring``) and their pending deliveries. Never commits.
 
     Callers that know the partner's contract pass it and save a query.
     """
@@ -161,16 +164,16 @@ async def record_events(
         now=utcnow(),
     )
     endpoints = await active_endpoints(conn, partner_id=partner_id, environment=environment)
-    await execute_many(conn, _INSERT_EVENTS, [item.row for item in planned])
+    await execute_many(conn, _INSERT_EVENTS, [sealed_event_row(ring, item.row) for item in planned])
     await execute_many(conn, _INSERT_DELIVERIES, fan_out(planned, endpoints))
     return [item.row["id"] for item in planned]
 
 
 async def record_event(
-    conn: AsyncConnection, *, partner_id: str, environment: str, event: NewEvent
+    conn: AsyncConnection, ring: KeyRing, *, partner_id: str, environment: str, event: NewEvent
 ) -> str:
     (event_id,) = await record_events(
-        conn, partner_id=partner_id, environment=environment, events=[event]
+        conn, ring, partner_id=partner_id, environment=environment, events=[event]
     )
     return event_id
 

@@ -46,7 +46,8 @@ class Claimed:
     created_at: datetime
     partner_id: str
     environment: str
-    body: bytes
+    # The envelope as stored (sealed): opened only when it is sent (``events.sealing``).
+    stored_body: str
     lease_until: datetime
 
 

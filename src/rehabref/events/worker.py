@@ -36,11 +36,13 @@ from typing import Any
 from sqlalchemy import select, text, update
 
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import SealedValueError
 from rehabref.db import Database, table
 from rehabref.events import results
 from rehabref.events.fair_claim import Caps, fair_due
 from rehabref.events.periodic import PeriodicJob, PeriodicJobs
 from rehabref.events.results import Claimed, Done
+from rehabref.events.sealing import event_body
 from rehabref.events.secrets import SecretCache
 from rehabref.events.sender import AttemptResult
 from rehabref.events.transport import DeliveryTransport, HttpTransport, Outgoing, Sent
@@ -100,6 +102,7 @@ class DeliveryWorker:
         # is claimed only when a send slot is free for it at once.
         self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
         self._secrets = SecretCache(db, box)
+        self._ring = box.ring
         self._stopping = asyncio.Event()
         # Set whenever results are recorded: their claims are released, caps have room.
         self._recorded = asyncio.Event()
@@ -161,7 +164,7 @@ class DeliveryWorker:
                     created_at=as_utc(row.created_at),
                     partner_id=row.partner_id,
                     environment=row.environment,
-                    body=row.body.encode(),
+                    stored_body=row.body,
                     lease_until=lease_until,
                 )
                 for row in rows
@@ -179,6 +182,12 @@ class DeliveryWorker:
         if not signing:
             result = AttemptResult(None, 0, "no active signing secret", None)
             return Done(item, Sent.single(started, result), False)
+        try:
+            # Opened here, just before signing: the plain envelope lives only for the send.
+            body = event_body(self._ring, item.stored_body)
+        except SealedValueError:  # sealed under a key since removed from the ring
+            result = AttemptResult(None, 0, "event body cannot be opened with the key ring", None)
+            return Done(item, Sent.single(started, result), False)
         outgoing = Outgoing(
             delivery_id=item.id,
             event_id=item.event_id,
@@ -186,7 +195,7 @@ class DeliveryWorker:
             partner_id=item.partner_id,
             environment=item.environment,
             target_url=item.target_url,
-            body=item.body,
+            body=body,
             secrets=signing,
         )
         return Done(item, await self.transport.send(outgoing, clock=self.clock), True)

@@ -161,7 +161,7 @@ async def match_referral(
     for candidate in rank(pool, wanted=wanted, area=area):
         physio = await _claim_slot(conn, candidate, environment=referral.environment, now=now)
         if physio is not None:
-            matched_at = await assign(conn, referral=referral, physio=physio, now=now)
+            matched_at = await assign(conn, ring=ring, referral=referral, physio=physio, now=now)
             await record_assignment(
                 conn,
                 ring=ring,
@@ -197,7 +197,12 @@ async def _claim_slot(
 
 
 async def assign(
-    conn: AsyncConnection, *, referral: Row[Any], physio: Row[Any], now: datetime
+    conn: AsyncConnection,
+    *,
+    ring: KeyRing,
+    referral: Row[Any],
+    physio: Row[Any],
+    now: datetime,
 ) -> datetime:
     """Give the (locked) referral to ``physio`` and tell the partner (``provider.matched``);
     the time of the match."""
@@ -215,6 +220,7 @@ async def assign(
     data["physiotherapist"] = physio_summary(physio, include_phone=contract == "g")
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

@@ -127,6 +127,7 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
     async with services.db.write() as conn:
         await complete_session(
             conn,
+            ring=services.box.ring,
             coverage=services.coverage,
             session_id=session_id,
             pain_before=payload.pain_before,
@@ -136,7 +137,6 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
             check_out_lat=payload.check_out_lat,
             check_out_lng=payload.check_out_lng,
             actor=operator.actor,
-            ring=services.box.ring,
         )
         view = await _view(conn, services.box.ring, session_id)
         await _audit(conn, operator, "session.completed", view)

@@ -43,9 +43,10 @@ async def generate_statement(request: PlainRequest) -> Response[bytes]:
 
 async def settle_statement(request: PlainRequest, statement_id: str) -> Response[bytes]:
     operator = await authenticate_operator(request, admin=True)
-    async with services_of(request).db.write() as conn:
+    services = services_of(request)
+    async with services.db.write() as conn:
         row = await store.settle(
-            conn, statement_id=statement_id, actor=operator.actor, now=utcnow()
+            conn, services.box.ring, statement_id=statement_id, actor=operator.actor, now=utcnow()
         )
         await _audit(conn, operator.actor, "commission_statement.settled", row.id)
     return json_response(store.record(row))

@@ -28,7 +28,8 @@ async def ops_list_events(request: PlainRequest) -> Response[bytes]:
         problems["environment"] = "Must be test or live."
     if problems:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
-    async with services_of(request).db.read() as conn:
+    services = services_of(request)
+    async with services.db.read() as conn:
         rows, has_more = await history.list_events(
             conn,
             scope=OperatorScope(partner_id=query.get("partner_id"), environment=environment),
@@ -39,7 +40,7 @@ async def ops_list_events(request: PlainRequest) -> Response[bytes]:
         )
     return json_response(
         page_envelope(
-            [history.event_record(row, ops=True) for row in rows],
+            [history.event_record(services.box.ring, row, ops=True) for row in rows],
             has_more=has_more,
             last_id=rows[-1].id if rows else None,
             encode=history.encode_cursor,
@@ -49,12 +50,14 @@ async def ops_list_events(request: PlainRequest) -> Response[bytes]:
 
 async def ops_get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     await authenticate_operator(request)
-    async with services_of(request).db.read() as conn:
+    services = services_of(request)
+    async with services.db.read() as conn:
         row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
             raise not_found("event")
         deliveries = await history.deliveries_of(conn, events=[row])
-    return json_response({**history.event_record(row, ops=True), "deliveries": deliveries[row.id]})
+    record = history.event_record(services.box.ring, row, ops=True)
+    return json_response({**record, "deliveries": deliveries[row.id]})
 
 
 async def ops_redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:

@@ -294,6 +294,7 @@ async def complete_visit(request: Request[Any, Any, Any], session_id: str) -> Te
         async with services.db.write() as conn:
             await complete_session(
                 conn,
+                ring=services.box.ring,
                 coverage=services.coverage,
                 session_id=session_id,
                 pain_before=fields.pain_before,
@@ -303,7 +304,6 @@ async def complete_visit(request: Request[Any, Any, Any], session_id: str) -> Te
                 check_out_lat=fields.place.point[0] if fields.place.point else None,
                 check_out_lng=fields.place.point[1] if fields.place.point else None,
                 actor=who.actor,
-                ring=services.box.ring,
                 check_out_accuracy_m=fields.place.accuracy_m,
                 check_out_refused=fields.place.refusal is not None,
             )

@@ -29,13 +29,13 @@ async def paystack_webhook(request: ApiRequest) -> Response[bytes]:
         raise ApiError(401, "unauthenticated", "The x-paystack-signature header is missing.")
     outcome = await paystack_events.receive(
         services.db,
+        ring=services.box.ring,
         raw=await request.body(),
         signature=signature,
         secret=secret,
         gateway=services.paystack,
         environment="live",
         provider="paystack",
-        ring=services.box.ring,
     )
     return json_response({"received": True, "outcome": outcome})
 

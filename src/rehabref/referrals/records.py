@@ -11,6 +11,7 @@ from typing import Any
 from rehabref.clock import iso
 from rehabref.crypto import KeyRing
 from rehabref.principal import Principal
+from rehabref.referrals.partner_metadata import partner_metadata
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.referrals.status import next_action
@@ -50,7 +51,7 @@ def v1_record(ring: KeyRing, row: ReferralRow, principal: Principal) -> dict[str
             "version": row.consent_version,
             "source": row.consent_source,
         },
-        "metadata": row.partner_metadata,
+        "metadata": partner_metadata(ring, row.partner_metadata),
         "appointment": appointment,
         "payment": payment,
         "created_at": iso(row.created_at),

@@ -9,7 +9,7 @@ the type check, not a request) and that nothing assigns to a row. The members mi
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class ReferralRow(Protocol):
@@ -88,7 +88,7 @@ class ReferralRow(Protocol):
     def consent_source(self) -> str | None: ...
 
     @property
-    def partner_metadata(self) -> dict[str, Any] | None: ...
+    def partner_metadata(self) -> str | None: ...
 
     @property
     def diagnosis(self) -> str | None: ...

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from rehabref.crypto import KeyRing, open_stored, seal
+from rehabref.referrals.partner_metadata import sealed_metadata
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.store import with_person_indexes
 
@@ -48,8 +49,11 @@ def seal_referral_values(ring: KeyRing, values: dict[str, Any]) -> dict[str, Any
 
 def stored_referral(ring: KeyRing, referral: dict[str, Any]) -> dict[str, Any]:
     """A new referral row as it is stored: phone and e-mail indexed (from the plain values),
-    then identifiers and clinical text sealed."""
-    return seal_referral_values(ring, with_person_indexes(ring, referral))
+    then identifiers, clinical text and the partner's metadata sealed."""
+    stored = seal_referral_values(ring, with_person_indexes(ring, referral))
+    if "partner_metadata" in stored:
+        stored["partner_metadata"] = sealed_metadata(ring, stored["partner_metadata"])
+    return stored
 
 
 def open_text(ring: KeyRing, purpose: str, stored: str | None) -> str | None:

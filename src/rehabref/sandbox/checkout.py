@@ -86,13 +86,13 @@ async def sandbox_checkout(request: Request[Any, Any, Any], token: str) -> Templ
     secret = sandbox_secret(services.box)
     await paystack_events.receive(
         services.db,
+        ring=services.box.ring,
         raw=raw,
         signature=sign(secret, raw),
         secret=secret,
         gateway=SandboxCharge(charge),
         environment=row.environment,
         provider="sandbox",
-        ring=services.box.ring,
     )
     if outcome == "failed":
         return message_page(

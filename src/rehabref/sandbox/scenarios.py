@@ -204,6 +204,7 @@ async def run_session(
     )
     await complete_session(
         conn,
+        ring=ring,
         coverage=coverage,
         session_id=session_id,
         pain_before=SAMPLE_PAIN_BEFORE,
@@ -214,7 +215,6 @@ async def run_session(
         check_out_lat=SAMPLE_LAT,
         check_out_lng=SAMPLE_LNG,
         actor=ACTOR,
-        ring=ring,
     )
 
 
@@ -237,7 +237,9 @@ def handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) ->
     }
 
 
-async def tell_partner(conn: AsyncConnection, failed: FailedJob, now: datetime) -> None:
+async def tell_partner(
+    conn: AsyncConnection, failed: FailedJob, now: datetime, *, ring: KeyRing
+) -> None:
     """A scenario step gave up: the partner gets a ``sandbox.scenario_failed`` event (in
     their event log and at their webhook endpoints) saying which step and why."""
     if not failed.kind.startswith("sandbox.") or failed.referral_id is None:
@@ -252,6 +254,7 @@ async def tell_partner(conn: AsyncConnection, failed: FailedJob, now: datetime) 
     )
     await record_events(
         conn,
+        ring,
         partner_id=row.partner_id,
         environment=row.environment,
         events=[

@@ -95,6 +95,7 @@ async def trigger_webhook(request: PlainRequest) -> Response[bytes]:
     async with services.db.write() as conn:
         (event_id,) = await record_events(
             conn,
+            services.box.ring,
             partner_id=principal.partner_id,
             environment="test",
             events=[

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -47,8 +46,9 @@ class Event(Base):
     environment: Mapped[str] = mapped_column(String(8))
     type: Mapped[str] = mapped_column(String(48))
     referral_id: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    data: Mapped[dict[str, Any]] = mapped_column(JSON)
-    # The exact envelope sent on every attempt, serialised once.
+    # Both sealed (events/sealing.py, since migration 0031): data as sealed JSON text, body
+    # the exact envelope sent on every attempt, serialised once.
+    data: Mapped[str] = mapped_column(Text)
     body: Mapped[str] = mapped_column(Text)
     occurred_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
+from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -71,7 +70,8 @@ class Referral(Base):
     )
     consent_version: Mapped[str | None] = mapped_column(String(64), nullable=True)
     consent_source: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    partner_metadata: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Sealed JSON text (referrals/partner_metadata.py, since migration 0031).
+    partner_metadata: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     # Shape G clinical referral fields.
     diagnosis: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -95,7 +95,7 @@ async def assign_physio(
     previous = referral.assigned_physio_id
     if previous == physio.id:
         raise ApiError(409, "conflict", f"The referral is already with {physio.name}.")
-    matched_at = await assign(conn, referral=referral, physio=physio, now=now)
+    matched_at = await assign(conn, ring=ring, referral=referral, physio=physio, now=now)
     await record_assignment(
         conn,
         ring=ring,

@@ -88,7 +88,7 @@ async def withdraw_one(
             now=now,
         )
         move = replace(move, data={**move.data, "reason": REASON})
-        await record_move(conn, move)
+        await record_move(conn, ring, move)
         await tell_patient(conn, move, ring=ring)
         await conn.execute(
             update(_sessions)

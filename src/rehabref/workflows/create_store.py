@@ -29,6 +29,7 @@ from rehabref.audit.trail import record
 from rehabref.crypto import KeyRing
 from rehabref.db import Database, table
 from rehabref.events.outbox import active_endpoints
+from rehabref.events.sealing import sealed_event_row
 from rehabref.idempotency.service import KeyClaim
 from rehabref.referrals.coordinator_notes import stored_transitions
 from rehabref.referrals.sealing import stored_referral
@@ -77,6 +78,7 @@ class PortableCreateStore:
 
     async def persist(self, plan: CreatePlan, claim: KeyClaim | None) -> bytes:
         referral = stored_referral(self._ring, plan.referral)
+        events = [sealed_event_row(self._ring, event.row) for event in plan.events]
         async with self._db.write() as conn:
             await _insert(conn, _referrals, [referral])
             await _insert(conn, _transitions, stored_transitions(self._ring, plan.transitions))
@@ -85,7 +87,7 @@ class PortableCreateStore:
             await _insert(conn, _messages, plan.messages)
             await _insert(conn, _conversations, plan.conversations)
             await _insert(conn, _coverage, plan.coverage)
-            await _insert(conn, _events, [event.row for event in plan.events])
+            await _insert(conn, _events, events)
             endpoints = await active_endpoints(
                 conn, partner_id=plan.partner_id, environment=plan.environment
             )

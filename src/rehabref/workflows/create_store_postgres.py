@@ -28,6 +28,7 @@ from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.errors import ApiError
 from rehabref.events.outbox import Endpoint, active_endpoints
+from rehabref.events.sealing import sealed_event_row
 from rehabref.fastsql import RawConnection
 from rehabref.idempotency.service import KeyClaim
 from rehabref.referrals.coordinator_notes import stored_transitions
@@ -176,7 +177,7 @@ class PostgresCreateStore:
             encode(plan.messages).decode(),
             encode(plan.conversations).decode(),
             encode(plan.coverage).decode(),
-            encode([event.row for event in plan.events]).decode(),
+            encode([sealed_event_row(self._ring, event.row) for event in plan.events]).decode(),
         ]
         jobs = encode(plan.jobs).decode()
         stored = encode([claim.record(plan.response)] if claim is not None else []).decode()

@@ -128,6 +128,7 @@ async def intake_completed(
     data.update(intake_status="completed", completed_at=iso(now))
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.crypto import KeyRing
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.referrals.event_data import callback_targets
 from rehabref.referrals.transitions import Move
 
 
-async def record_move(conn: AsyncConnection, move: Move) -> None:
+async def record_move(conn: AsyncConnection, ring: KeyRing, move: Move) -> None:
     referral = move.referral
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

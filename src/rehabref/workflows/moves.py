@@ -71,11 +71,11 @@ async def move_referral(
             now=move.at,
             ring=ring,
         )
-    await record_move(conn, move)
+    await record_move(conn, ring, move)
     await tell_patient(conn, move, ring=ring)
     await audit.record(conn, audit.entry(actor, "referral.moved", referral_id=referral_id, now=now))
     if move.referral.status == "attended":  # a card payment made before the visit now counts
-        return await apply_held_payments(conn, move.referral, ring=ring, now=move.at)
+        return await apply_held_payments(conn, ring, move.referral, now=move.at)
     if move.referral.status in ENDED:  # ... or never will: a coordinator decides
         await review_held_payments(conn, move.referral, now=move.at)
     return move.referral

@@ -168,7 +168,7 @@ async def _pay(
         payment=PaymentChange(amount_minor=payment.amount_minor, currency=payment.currency),
         now=now,
     )
-    await record_move(conn, move)
+    await record_move(conn, ring, move)
     await store.update_payment(
         conn, payment.id, state=policy.APPLIED, hold_reason=None, applied_at=now, updated_at=now
     )
@@ -178,11 +178,11 @@ async def _pay(
 
 async def record_payment(
     conn: AsyncConnection,
+    ring: KeyRing,
     *,
     request: Row[Any],
     charge: policy.Charge,
     provider: str,
-    ring: KeyRing,
     now: datetime,
 ) -> str:
     """A verified successful charge, once: ``applied``, ``held`` or ``duplicate``. The caller
@@ -232,7 +232,7 @@ async def record_payment(
 
 
 async def apply_held_payments(
-    conn: AsyncConnection, referral: ReferralRow, *, ring: KeyRing, now: datetime
+    conn: AsyncConnection, ring: KeyRing, referral: ReferralRow, *, now: datetime
 ) -> ReferralRow:
     """The referral was just attended: a payment held for that moves it to ``paid``. More
     than one (two links paid) go to a coordinator: only one payment makes a referral paid."""

@@ -67,13 +67,13 @@ def _event_of(raw: bytes) -> tuple[str, dict[str, Any]]:
 async def receive(
     db: Database,
     *,
+    ring: KeyRing,
     raw: bytes,
     signature: str | None,
     secret: str | None,
     gateway: PaystackGateway,
     environment: str,
     provider: str,
-    ring: KeyRing,
     now: datetime | None = None,
 ) -> str:
     """Handle one delivery; what it did (for logs and tests). 401 when wrongly signed, 503
@@ -84,7 +84,7 @@ async def receive(
     if event == "charge.success":
         outcome = await _charge_success(db, ring, data, gateway, environment, provider, now)
     elif event == "refund.processed":
-        outcome = await _refund_processed(db, data, environment, now or utcnow())
+        outcome = await _refund_processed(db, ring, data, environment, now or utcnow())
     else:
         outcome = IGNORED
     log.info("paystack event", extra={"event": event[:40], "outcome": outcome})
@@ -129,12 +129,7 @@ async def _charge_success(
             if await store.payment_of_request(conn, locked.id) is not None:
                 return DUPLICATE
             outcome = await record_payment(
-                conn,
-                request=locked,
-                charge=charge,
-                provider=provider,
-                ring=ring,
-                now=now or utcnow(),
+                conn, ring, request=locked, charge=charge, provider=provider, now=now or utcnow()
             )
             await record(
                 conn,
@@ -165,7 +160,7 @@ def _refund_fields(data: dict[str, Any]) -> tuple[str, str, int, str] | None:
 
 
 async def _refund_processed(
-    db: Database, data: dict[str, Any], environment: str, now: datetime
+    db: Database, ring: KeyRing, data: dict[str, Any], environment: str, now: datetime
 ) -> str:
     fields = _refund_fields(data)
     if fields is None:
@@ -213,7 +208,9 @@ async def _refund_processed(
                 await store.set_request_status(conn, request.id, "refunded", now)
             await store.update_payment(conn, payment.id, **values)
             if was_applied:
-                await _tell_partner(conn, request.referral_id, amount, currency, total, whole, now)
+                await _tell_partner(
+                    conn, ring, request.referral_id, amount, currency, total, whole, now
+                )
     except IntegrityError:
         return DUPLICATE
     return REFUND_RECORDED
@@ -221,6 +218,7 @@ async def _refund_processed(
 
 async def _tell_partner(
     conn: AsyncConnection,
+    ring: KeyRing,
     referral_id: str,
     amount: int,
     currency: str,
@@ -254,6 +252,7 @@ async def _tell_partner(
     }
     await record_events(
         conn,
+        ring,
         partner_id=referral.partner_id,
         environment=referral.environment,
         events=[

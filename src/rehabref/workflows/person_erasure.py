@@ -15,7 +15,8 @@ clinical value is overwritten in place, in one transaction:
 - patient messages both ways (by referral or by the person's address): address and text
   ``[erased]``, unsent ones cancelled.
 - partner events of the referrals: clinical keys removed and any value holding one of the
-  person's identifiers replaced by ``[erased]``, in ``data`` and in the stored envelope;
+  person's identifiers replaced by ``[erased]``, in ``data`` and in the stored envelope
+  (both sealed again);
   receivers' response excerpts: null.
 - remembered idempotent replies that mention a referral: deleted.
 
@@ -40,6 +41,7 @@ from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.catalogue import CLINICAL_KEYS
 from rehabref.events.outbox import envelope
+from rehabref.events.sealing import event_data, sealed_event_row
 from rehabref.idempotency.service import stored_body
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import clinical_text, patient_identity
@@ -139,7 +141,9 @@ async def _count(conn: AsyncConnection, statement: Any) -> int:
     return int((await conn.execute(statement)).rowcount or 0)
 
 
-async def _scrub_events(conn: AsyncConnection, ids: list[str], identifiers: set[str]) -> int:
+async def _scrub_events(
+    conn: AsyncConnection, ring: KeyRing, ids: list[str], identifiers: set[str]
+) -> int:
     rows = (
         await conn.execute(
             select(_events.c.id, _events.c.type, _events.c.occurred_at, _events.c.data).where(
@@ -148,17 +152,13 @@ async def _scrub_events(conn: AsyncConnection, ids: list[str], identifiers: set[
         )
     ).all()
     for row in rows:
-        data = scrub_value(row.data, identifiers)
-        await conn.execute(
-            update(_events)
-            .where(_events.c.id == row.id)
-            .values(
-                data=data,
-                body=envelope(
-                    event_id=row.id, event_type=row.type, occurred_at=row.occurred_at, data=data
-                ),
-            )
+        data = scrub_value(event_data(ring, row.data), identifiers)
+        body = envelope(
+            event_id=row.id, event_type=row.type, occurred_at=row.occurred_at, data=data
         )
+        # Sealed again: what remains of the event is still the partner's record of a patient.
+        scrubbed = sealed_event_row(ring, {"data": data, "body": body})
+        await conn.execute(update(_events).where(_events.c.id == row.id).values(scrubbed))
     deliveries = select(_deliveries.c.id).where(
         _deliveries.c.event_id.in_([row.id for row in rows])
     )
@@ -286,7 +286,7 @@ async def erase_referrals(
         .where(or_(_inbound.c.referral_id.in_(ids), _inbound.c.sender_ref.in_(refs)))
         .values(sender=ERASED, sender_ref=ERASED_REF, text=None, choice_id=None),
     )
-    result["events"] = await _scrub_events(conn, ids, identifiers)
+    result["events"] = await _scrub_events(conn, ring, ids, identifiers)
     if whole_person:  # retention's referrals ended long after their replies expired (24 h)
         result["idempotent_replies"] = await _forget_replies(conn, ring, referrals)
     return result

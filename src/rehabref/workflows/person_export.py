@@ -28,8 +28,10 @@ from rehabref.channels.outbox import recipient_ref
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.db import table
+from rehabref.events.sealing import event_data
 from rehabref.matching.assignments import REASON as ASSIGNMENT_REASON
 from rehabref.referrals.coordinator_notes import CONTACT_TASK_NOTE, TRANSITION_REASON
+from rehabref.referrals.partner_metadata import partner_metadata
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import SEALED_COLUMNS, open_text
 from rehabref.tables.assignments import PhysioAssignment
@@ -172,6 +174,7 @@ async def export_person(
         item = plain_row(referral)
         for column, purpose in SEALED_COLUMNS.items():
             item[column] = open_text(ring, purpose, referral[column])
+        item["partner_metadata"] = partner_metadata(ring, referral["partner_metadata"])
         item["partner_name"] = partner_names.get(referral["partner_id"])
         for name, rows in sections.items():
             item[name] = [plain_row(r) for r in rows if r["referral_id"] == referral["id"]]
@@ -183,6 +186,8 @@ async def export_person(
             assessment["detail"] = assessment_detail(ring, assessment["detail"])
         for assignment in item["physio_assignments"]:  # the coordinator's reason, opened
             assignment["reason"] = open_text(ring, ASSIGNMENT_REASON, assignment["reason"])
+        for event in item["events"]:  # what the partner was told, opened
+            event["data"] = event_data(ring, event["data"])
         documents.append(item)
     return {
         "generated_at": iso(as_utc(now)),

@@ -104,6 +104,7 @@ async def payer_of(
 async def complete_session(
     conn: AsyncConnection,
     *,
+    ring: KeyRing,
     coverage: CoverageSources,
     session_id: str,
     pain_before: int,
@@ -113,7 +114,6 @@ async def complete_session(
     check_out_lat: float | None,
     check_out_lng: float | None,
     actor: str,
-    ring: KeyRing,
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
 ) -> Row[Any]:
@@ -124,6 +124,7 @@ async def complete_session(
         reserved = await reserve_line(conn, payer=billed[0], environment=billed[2], now=now)
     done = await sessions.complete_session(
         conn,
+        ring=ring,
         session_id=session_id,
         pain_before=pain_before,
         pain_after=pain_after,
@@ -132,7 +133,6 @@ async def complete_session(
         check_out_lat=check_out_lat,
         check_out_lng=check_out_lng,
         actor=actor,
-        ring=ring,
         check_out_accuracy_m=check_out_accuracy_m,
         check_out_refused=check_out_refused,
         invoice_reference=reserved.reference if reserved is not None else None,

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import create_engine, insert
 
 from rehabref.db import sync_url
+from rehabref.events.sealing import sealed_event_row
 from rehabref.ids import new_id
 from rehabref.referrals.sealing import stored_referral
 from rehabref.referrals.tracking import new_tracking_code
@@ -157,15 +158,18 @@ def _fill(conn: Any, tenant: Tenant, physio_id: str, now: datetime) -> None:
     tenant.event_id = new_id("evt")
     conn.execute(
         insert(tables["events"]),
-        {
-            "id": tenant.event_id,
-            **scope,
-            "type": "referral.created",
-            "referral_id": g["id"],
-            "data": {"referral_id": g["id"]},
-            "body": "{}",
-            "occurred_at": now,
-        },
+        sealed_event_row(
+            TEST_RING,
+            {
+                "id": tenant.event_id,
+                **scope,
+                "type": "referral.created",
+                "referral_id": g["id"],
+                "data": {"referral_id": g["id"]},
+                "body": "{}",
+                "occurred_at": now,
+            },
+        ),
     )
     tenant.endpoint_id = new_id("whe")
     conn.execute(

@@ -31,10 +31,8 @@ def sealed_event_row(ring: KeyRing, row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def event_data(ring: KeyRing, stored: str | dict[str, Any]) -> dict[str, Any]:
+def event_data(ring: KeyRing, stored: str) -> dict[str, Any]:
     """The event's ``data``; a row stored before sealing holds plain JSON text."""
-    if isinstance(stored, dict):  # a JSON column not yet migrated hands back the object
-        return stored
     text = open_sealed(ring, DATA, stored) if stored.startswith(SEALED_PREFIX) else stored
     data: dict[str, Any] = msgspec.json.decode(text)
     return data

@@ -103,8 +103,6 @@ class MessageWorker:
         withdrawal_link: Callable[[str], str] | None = None,
     ) -> None:
         self.db = db
-        # Opens recipients and contents (the fallback's, which seals, holds the same ring).
-        self.ring = fallback.ring
         # referral id -> the patient's consent-withdrawal link, added to every message.
         self.withdrawal_link = withdrawal_link
         self.providers = providers
@@ -145,13 +143,15 @@ class MessageWorker:
         else:
             query = query.with_for_update(skip_locked=True, of=_messages)
         m, o = _messages, _opt_outs
+        # The ring that seals messages (the fallback's, which writes them too) opens them.
+        ring = self.fallback.ring
         async with self.db.write() as conn:
             ids = list((await conn.execute(query.limit(self.config.batch_size))).scalars())
             if not ids:
                 return []
             found = await conn.execute(select(m).where(m.c.id.in_(ids)))
-            rows = [opened_message(self.ring, row) for row in found.mappings()]
-            refs_of = {row["id"]: opt_out_refs(self.ring, row["recipient"]) for row in rows}
+            rows = [opened_message(ring, row) for row in found.mappings()]
+            refs_of = {row["id"]: opt_out_refs(ring, row["recipient"]) for row in rows}
             every_ref = {ref for refs in refs_of.values() for ref in refs}
             stopped = set(
                 (

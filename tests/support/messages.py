@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rehabref.channels.sealing import CONTENT, open_text
+from rehabref.channels.sealing import CONTENT, RECIPIENT, address_ref, open_text
 from tests.support.partners import TEST_RING
 
 
@@ -16,3 +16,15 @@ def opened_content(stored: str) -> dict[str, Any]:
     assert text is not None
     decoded: dict[str, Any] = json.loads(text)
     return decoded
+
+
+def opened_recipient(stored: str) -> str:
+    """A stored ``outbound_messages.recipient``: the phone or e-mail address."""
+    address = open_text(TEST_RING, RECIPIENT, stored)
+    assert address is not None
+    return address
+
+
+def ref_of(address: str) -> str:
+    """The ``recipient_ref`` a message to ``address`` is stored under (its blind index)."""
+    return address_ref(TEST_RING, address)

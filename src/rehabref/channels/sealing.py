@@ -19,7 +19,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from rehabref.channels.content import Content, to_json
-from rehabref.crypto import SEALED_PREFIX, KeyRing, blind_index, blind_indexes, open_sealed, seal
+from rehabref.crypto import (
+    SEALED_PREFIX,
+    KeyRing,
+    blind_index,
+    blind_indexes,
+    open_sealed,
+    seal,
+    seal_optional,
+)
 
 RECIPIENT = "message.recipient"
 CONTENT = "message.content"
@@ -58,10 +66,6 @@ def open_text(ring: KeyRing, purpose: str, stored: str | None) -> str | None:
     if stored is None or not stored.startswith(SEALED_PREFIX):
         return stored
     return open_sealed(ring, purpose, stored)
-
-
-def seal_optional(ring: KeyRing, purpose: str, text: str | None) -> str | None:
-    return None if text is None else seal(ring, purpose, text)
 
 
 def sealed_content(ring: KeyRing, content: Content) -> str:

@@ -105,8 +105,12 @@ async def _seed(url: str, phones: list[str]) -> None:
     from rehabref.channels.content import Reply
     from rehabref.channels.outbox import enqueue
     from rehabref.clock import utcnow
+    from rehabref.config import load_settings
     from rehabref.db import Database
+    from rehabref.instance_secret import secret_box
 
+    # Sealed under the server's key ring, as the server writes them (it opens them to send).
+    ring = secret_box(load_settings({**os.environ, "REHABREF_DATABASE_URL": url})).ring
     db = Database(url, pool_size=2)
     try:
         for start in range(0, len(phones), 500):
@@ -114,6 +118,7 @@ async def _seed(url: str, phones: list[str]) -> None:
                 for phone in phones[start : start + 500]:
                     await enqueue(
                         conn,
+                        ring,
                         channel="whatsapp",
                         to=phone,
                         content=Reply("Which area do you live in?"),

@@ -142,7 +142,7 @@ def message_worker(
     return MessageWorker(
         db,
         channels,
-        Fallback(channels, conversation.message_undeliverable),
+        Fallback(channels, conversation.message_undeliverable, box.ring),
         MessageWorkerConfig(
             retry_base_seconds=settings.message_retry_base_seconds,
             lease_seconds=settings.message_lease_seconds,

@@ -14,6 +14,7 @@ from rehabref.workflows.appointment_messages import REMINDER_JOB, send_reminder
 from rehabref.workflows.conversation import nudge_silent
 from tests.conftest import count
 from tests.support.api import created
+from tests.support.messages import opened_content
 from tests.support.operators import moved
 from tests.support.partners import TEST_RING
 
@@ -90,8 +91,8 @@ def test_a_booking_is_confirmed_and_reminded_the_day_before_only_if_unchanged(
             ),
             {"r": referral_id},
         ).scalar_one()
-    assert "rehabref_appointment_confirmed" in str(content)
-    assert "in person" in str(content)
+    assert "rehabref_appointment_confirmed" in str(opened_content(content))
+    assert "in person" in str(opened_content(content))
 
     async def remind(payload: dict) -> None:
         db = Database(database_url, pool_size=1)

@@ -7,6 +7,7 @@ from sqlalchemy import text
 
 from tests.conftest import auth, count
 from tests.shapeg.bodies import g_referral
+from tests.support.messages import opened_content
 from tests.support.payloads import v1_referral
 
 
@@ -67,7 +68,8 @@ def test_test_keys_are_recorded_by_the_sandbox_and_never_sent(client, make_partn
             {"r": body["referral_id"]},
         ).one()
     assert (message.state, message.provider, message.channel) == ("sent", "sandbox", "whatsapp")
-    assert "rehabref_intake_start" in str(message.content)  # what would have been sent
+    # What would have been sent (sealed at rest).
+    assert "rehabref_intake_start" in str(opened_content(message.content))
 
 
 def test_start_up_warns_once_per_channel_without_a_provider(server):

@@ -36,6 +36,7 @@ from tests.support.graph_api import (
     inbound_template_button,
     inbound_text,
 )
+from tests.support.messages import opened_content
 from tests.support.operators import op_headers
 from tests.support.payloads import v1_referral
 from tests.support.receiver import Receiver
@@ -437,7 +438,7 @@ def test_the_offer_and_the_booking_in_pidgin(api, graph, partner, sql, operator_
             ),
             {"r": patient.referral_id},
         ).scalar_one()
-    assert "we don book your physio visit" in str(content)
+    assert "we don book your physio visit" in str(opened_content(content))
     assert len(sent_to(graph, patient.phone)) == patient.seen
 
 

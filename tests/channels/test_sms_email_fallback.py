@@ -19,6 +19,7 @@ from tests.channels.patient import nth_message, post_signed, sent_to
 from tests.conftest import auth, count
 from tests.support import graph_api, twilio_api
 from tests.support.graph_api import GraphApi, inbound_text
+from tests.support.partners import TEST_RING
 from tests.support.payloads import v1_referral
 from tests.support.twilio_api import TwilioApi, sign
 
@@ -287,6 +288,7 @@ def test_messages_to_one_patient_leave_in_the_order_they_were_written(graph, dat
                 for words in ("first question", "second question"):
                     await enqueue(
                         conn,
+                        TEST_RING,  # the test server's: it opens what it sends
                         channel="whatsapp",
                         to=phone,
                         content=Reply(words),

@@ -29,6 +29,7 @@ from rehabref.scope import PartnerScope
 from tests.conftest import auth
 from tests.console.operators import make_operator, sign_in
 from tests.support.databases import fresh_database
+from tests.support.messages import opened_content, opened_recipient
 from tests.support.partners import TEST_SECRET_KEY, onboard
 from tests.support.receiver import Receiver, always
 from tests.support.server import ServerProcess
@@ -308,8 +309,9 @@ def test_disabled_after_a_day_of_failures_partner_told_then_enabled(own_db: str)
                 "SELECT channel, recipient, content FROM outbound_messages WHERE purpose = :p",
                 p="webhook.endpoint_disabled",
             )
-            assert len(mail) == 1 and mail[0][:2] == ("email", "ops@dead.example")
-            assert endpoint in str(mail[0][2])
+            assert len(mail) == 1 and mail[0][0] == "email"
+            assert opened_recipient(mail[0][1]) == "ops@dead.example"  # sealed at rest
+            assert endpoint in str(opened_content(mail[0][2]))
             await _events(db, partner, 1, when=clock.now)  # nothing is queued for it now
             assert dict(
                 await _rows(

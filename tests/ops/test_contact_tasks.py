@@ -6,6 +6,7 @@ from sqlalchemy import text
 
 from tests.conftest import count
 from tests.support.api import created, error_of
+from tests.support.messages import opened_content
 from tests.support.operators import OPS, create_operator, move, moved, op_headers
 
 
@@ -167,7 +168,8 @@ def test_assistant_link_outcome_sends_the_new_link_on_the_patients_channel(
         "sent",
         "sandbox",
     )
-    assert "/a/" in str(message["content"])  # the new assistant link is what it carries
+    # The new assistant link is what it carries (sealed at rest).
+    assert "/a/" in str(opened_content(message["content"]))
     assert (
         count(sql, "SELECT count(*) FROM assistant_sessions WHERE referral_id = :r", r=referral_id)
         == 1

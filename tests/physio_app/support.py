@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from tests.scheduling.conftest import book, free_slots, new_physio, ready_referral
 from tests.scheduling.test_booking import time_passes
+from tests.support.messages import opened_content, ref_of
 
 IKEJA = (6.6018, 3.3515)
 LINK = re.compile(r"https?://\S+/app/link/[A-Za-z0-9_\-]+")
@@ -44,12 +45,12 @@ def sign_in_link(sql: Engine, phone: str) -> str:
     with sql.connect() as conn:
         row = conn.execute(
             text(
-                "SELECT content FROM outbound_messages WHERE recipient = :to AND"
+                "SELECT content FROM outbound_messages WHERE recipient_ref = :to AND"
                 " purpose = 'physio.sign_in' ORDER BY created_at DESC LIMIT 1"
             ),
-            {"to": phone},
+            {"to": ref_of(phone)},  # sealed at rest: found by its blind index
         ).one()
-    content = row[0] if isinstance(row[0], dict) else json.loads(row[0])
+    content = opened_content(row[0])
     found = LINK.search(json.dumps(content))
     assert found, content
     return found.group(0)

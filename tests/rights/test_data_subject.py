@@ -52,9 +52,9 @@ def person_referrals(client, partner) -> dict[str, Any]:
         "phone": phone,
         "email": email,
         "secrets": [phone, email, f"Ngozi{tag}", f"Obi{tag}", f"Shoulder pain {tag}", tag],
-        # Sealed at rest: never in the database as plain text, erased or not (the phone and
-        # first name are also in the patient's messages, which are not sealed).
-        "sealed": [f"Shoulder pain {tag}", email, f"Obi{tag}"],
+        # Sealed at rest: never in the database as plain text, erased or not (the patient's
+        # messages, which also hold the phone and first name, are sealed since 0029).
+        "sealed": [phone, f"Ngozi{tag}", f"Shoulder pain {tag}", email, f"Obi{tag}", tag],
         "ids": [v1["referral_id"], response.json()["referral_id"]],
     }
 

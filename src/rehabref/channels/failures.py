@@ -19,6 +19,7 @@ from rehabref.channels.content import as_reply, from_json
 from rehabref.channels.outbox import OPT_OUT_ACK, enqueue
 from rehabref.channels.policy import fallback_channel
 from rehabref.channels.providers import ChannelProviders
+from rehabref.crypto import KeyRing
 
 # (conn, referral id, the channel that failed, reason, now): a coordinator takes over.
 Undeliverable = Callable[[AsyncConnection, str, str, str, datetime], Awaitable[None]]
@@ -28,11 +29,14 @@ Undeliverable = Callable[[AsyncConnection, str, str, str, datetime], Awaitable[N
 class Fallback:
     providers: ChannelProviders
     undeliverable: Undeliverable
+    # Seals the fallback message as every message is sealed (channels/sealing.py).
+    ring: KeyRing
 
     async def failed(
         self, conn: AsyncConnection, message: Mapping[Any, Any], reason: str, now: datetime
     ) -> str | None:
-        """Route a failed message on; the fallback message's id, if one was written."""
+        """Route a failed message on (``message`` opened: recipient and content in clear);
+        the fallback message's id, if one was written."""
         if message["purpose"] == OPT_OUT_ACK:
             # The STOP itself already reached a coordinator (task ``opted_out``); a carrier
             # that blocks our confirmation (Twilio 21610) has stopped the number too.
@@ -45,6 +49,7 @@ class Fallback:
         if following is not None:
             return await enqueue(
                 conn,
+                self.ring,
                 channel=following,
                 to=str(message["recipient"]),
                 content=as_reply(from_json(message["content"])),

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import RowMapping, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.failures import Fallback
 from rehabref.channels.inbound import InboundMessage, StatusUpdate, storable
-from rehabref.channels.outbox import recipient_ref
 from rehabref.channels.policy import status_after
+from rehabref.channels.sealing import opened_inbound, opened_message, sealed_inbound_columns
+from rehabref.crypto import KeyRing
 from rehabref.db import insert_ignoring_duplicates, table
 from rehabref.ids import new_id
 from rehabref.jobs import enqueue as enqueue_job
@@ -29,18 +31,21 @@ _messages = table(OutboundMessage)
 
 
 async def record_inbound(
-    conn: AsyncConnection, message: InboundMessage, *, channel: str, now: datetime
+    conn: AsyncConnection, ring: KeyRing, message: InboundMessage, *, channel: str, now: datetime
 ) -> str | None:
-    """Keep a patient's message; its id, or None when the provider sent it before."""
+    """Keep a patient's message (sender, text and choice sealed); its id, or None when the
+    provider sent it before."""
     row = {
         "id": new_id("inm"),
         "provider": message.provider,
         "provider_message_id": message.provider_message_id[:120],
         "channel": channel,
-        "sender": message.sender[:32],
-        "sender_ref": recipient_ref(message.sender),
-        "text": storable(message.text, 4096),
-        "choice_id": storable(message.choice_id, 200),
+        **sealed_inbound_columns(
+            ring,
+            sender=message.sender[:32],
+            text=storable(message.text, 4096),
+            choice_id=storable(message.choice_id, 200),
+        ),
         "context_id": storable(message.context_id, 120),
         "referral_id": None,
         "received_at": message.received_at,
@@ -51,7 +56,12 @@ async def record_inbound(
 
 
 async def apply_status(
-    conn: AsyncConnection, status: StatusUpdate, *, fallback: Fallback, now: datetime
+    conn: AsyncConnection,
+    ring: KeyRing,
+    status: StatusUpdate,
+    *,
+    fallback: Fallback,
+    now: datetime,
 ) -> str | None:
     """Record a provider's status for one of our messages; the new state, if it changed."""
     m = _messages
@@ -83,16 +93,19 @@ async def apply_status(
         )
     )
     if new_state == "failed":
-        await fallback.failed(conn, message, reason, now)
+        await fallback.failed(conn, opened_message(ring, message), reason, now)
     return new_state
 
 
-async def unprocessed(conn: AsyncConnection, inbound_id: str) -> RowMapping | None:
-    """A stored inbound message not yet acted on (locked on PostgreSQL), or None."""
+async def unprocessed(
+    conn: AsyncConnection, ring: KeyRing, inbound_id: str
+) -> dict[str, Any] | None:
+    """A stored inbound message not yet acted on (locked on PostgreSQL), opened, or None."""
     query = select(_inbound).where(_inbound.c.id == inbound_id, _inbound.c.processed_at.is_(None))
     if conn.dialect.name == "postgresql":
         query = query.with_for_update()
-    return (await conn.execute(query)).mappings().first()
+    found = (await conn.execute(query)).mappings().first()
+    return None if found is None else opened_inbound(ring, found)
 
 
 async def mark_processed(
@@ -110,6 +123,7 @@ INBOUND_JOB = "channels.inbound"
 
 async def receive(
     conn: AsyncConnection,
+    ring: KeyRing,
     items: Sequence[InboundMessage | StatusUpdate],
     *,
     channel: str,
@@ -121,9 +135,9 @@ async def receive(
     new = 0
     for item in items:
         if isinstance(item, StatusUpdate):
-            await apply_status(conn, item, fallback=fallback, now=now)
+            await apply_status(conn, ring, item, fallback=fallback, now=now)
             continue
-        inbound_id = await record_inbound(conn, item, channel=channel, now=now)
+        inbound_id = await record_inbound(conn, ring, item, channel=channel, now=now)
         if inbound_id is not None:
             new += 1
             await enqueue_job(

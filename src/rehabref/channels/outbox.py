@@ -12,14 +12,15 @@ is still waiting.
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from rehabref.channels.content import Channel, Content, to_json
+from rehabref.channels.content import Channel, Content
+from rehabref.channels.sealing import sealed_message_columns
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.ids import new_id
 from rehabref.tables.channels import OutboundMessage
@@ -32,13 +33,8 @@ WAITING = ("pending", "sending")
 OPT_OUT_ACK = "optout.ack"
 
 
-def recipient_ref(address: str) -> str:
-    """A stable reference to a phone or e-mail address that does not reveal it (logs,
-    ordering, opt-outs)."""
-    return hashlib.sha256(address.strip().lower().encode()).hexdigest()[:16]
-
-
 def message_row(
+    ring: KeyRing,
     *,
     channel: Channel,
     to: str,
@@ -48,16 +44,15 @@ def message_row(
     referral_id: str | None,
     now: datetime,
 ) -> dict[str, Any]:
-    """A pending message, due now, for the caller to write in its transaction."""
+    """A pending message, due now, for the caller to write in its transaction: the
+    recipient and content sealed, the recipient's blind index as its reference."""
     return {
         "id": new_id("msg"),
         "referral_id": referral_id,
         "environment": environment,
         "channel": channel,
-        "recipient": to,
-        "recipient_ref": recipient_ref(to),
+        **sealed_message_columns(ring, to, content),
         "purpose": purpose,
-        "content": to_json(content),
         "state": "pending",
         "attempts": 0,
         "next_attempt_at": now,
@@ -74,6 +69,7 @@ def message_row(
 
 async def enqueue(
     conn: AsyncConnection,
+    ring: KeyRing,
     *,
     channel: Channel,
     to: str,
@@ -84,6 +80,7 @@ async def enqueue(
     now: datetime,
 ) -> str:
     row = message_row(
+        ring,
         channel=channel,
         to=to,
         content=content,

@@ -1,6 +1,7 @@
 """A referral's conversation as a coordinator reads it: every message both ways, in order,
 with its channel and its provider status (the newest 500 each way). For operators only:
-partners never receive conversation text (the spec's data boundary)."""
+partners never receive conversation text (the spec's data boundary). The text is stored
+sealed and opened here for display (channels/sealing.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import from_json, plain_text
+from rehabref.channels.sealing import opened_inbound, opened_message
 from rehabref.clock import as_utc
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.tables.channels import InboundMessage, OutboundMessage
 
@@ -41,7 +44,7 @@ class TimelineEntry:
     error: str | None
 
 
-async def timeline(conn: AsyncConnection, referral_id: str) -> list[TimelineEntry]:
+async def timeline(conn: AsyncConnection, ring: KeyRing, referral_id: str) -> list[TimelineEntry]:
     out = await conn.execute(
         select(_outbound)
         .where(_outbound.c.referral_id == referral_id)
@@ -50,15 +53,15 @@ async def timeline(conn: AsyncConnection, referral_id: str) -> list[TimelineEntr
     )
     entries = [
         TimelineEntry(
-            at=as_utc(row.created_at),
+            at=as_utc(row["created_at"]),
             direction="out",
-            channel=row.channel,
-            status=row.state,
-            text=without_tokens(plain_text(from_json(row.content))),
-            purpose=row.purpose,
-            error=row.last_error,
+            channel=row["channel"],
+            status=row["state"],
+            text=without_tokens(plain_text(from_json(row["content"]))),
+            purpose=row["purpose"],
+            error=row["last_error"],
         )
-        for row in out
+        for row in (opened_message(ring, found) for found in out.mappings())
     ]
     came_in = await conn.execute(
         select(_inbound)
@@ -68,14 +71,14 @@ async def timeline(conn: AsyncConnection, referral_id: str) -> list[TimelineEntr
     )
     entries += [
         TimelineEntry(
-            at=as_utc(row.received_at),
+            at=as_utc(row["received_at"]),
             direction="in",
-            channel=row.channel,
+            channel=row["channel"],
             status="received",
-            text=row.text or (f"[chose {row.choice_id}]" if row.choice_id else ""),
+            text=row["text"] or (f"[chose {row['choice_id']}]" if row["choice_id"] else ""),
             purpose="patient reply",
             error=None,
         )
-        for row in came_in
+        for row in (opened_inbound(ring, found) for found in came_in.mappings())
     ]
     return sorted(entries, key=lambda entry: entry.at)

@@ -9,7 +9,10 @@ records every outcome on its own row.
 - **Order**: a message is not claimed while an earlier one to the same recipient is still
   owed, so a patient reads the questions in the order the dialogue asked them.
 - **Opt-outs** are checked at the claim: a message to a number that said STOP is
-  ``suppressed`` (except the one acknowledgement of the STOP itself).
+  ``suppressed`` (except the one acknowledgement of the STOP itself). The recipient is
+  opened there and matched under every key of the ring, so a STOP said before a key
+  rotation still holds; recipient and content stay sealed in the database and are opened
+  only in memory, just before the provider call (channels/sealing.py).
 - **Outcomes** are recorded per message, only by the lease holder: accepted -> ``sent``;
   retryable -> ``pending`` again after the backoff of ``channels.policy``; refused, or out of
   retries -> ``failed`` and handed to ``Fallback`` (SMS, then a coordinator).
@@ -35,6 +38,7 @@ from rehabref.channels.outbox import OPT_OUT_ACK, WAITING
 from rehabref.channels.outcome import Accepted, Outcome, Refused, Retry
 from rehabref.channels.policy import next_attempt
 from rehabref.channels.providers import ChannelProviders
+from rehabref.channels.sealing import opened_message, opt_out_refs
 from rehabref.clock import as_utc, utcnow
 from rehabref.db import Database, table
 from rehabref.tables.channels import MessageOptOut, OutboundMessage
@@ -139,18 +143,30 @@ class MessageWorker:
         else:
             query = query.with_for_update(skip_locked=True, of=_messages)
         m, o = _messages, _opt_outs
+        # The ring that seals messages (the fallback's, which writes them too) opens them.
+        ring = self.fallback.ring
         async with self.db.write() as conn:
             ids = list((await conn.execute(query.limit(self.config.batch_size))).scalars())
             if not ids:
                 return []
-            rows = (
-                await conn.execute(
-                    select(m, o.c.opted_out)
-                    .outerjoin(o, o.c.recipient_ref == m.c.recipient_ref)
-                    .where(m.c.id.in_(ids))
-                )
-            ).all()
-            suppressed = [r.id for r in rows if r.opted_out and r.purpose != OPT_OUT_ACK]
+            found = await conn.execute(select(m).where(m.c.id.in_(ids)))
+            rows = [opened_message(ring, row) for row in found.mappings()]
+            refs_of = {row["id"]: opt_out_refs(ring, row["recipient"]) for row in rows}
+            every_ref = {ref for refs in refs_of.values() for ref in refs}
+            stopped = set(
+                (
+                    await conn.execute(
+                        select(o.c.recipient_ref).where(
+                            o.c.recipient_ref.in_(every_ref), o.c.opted_out.is_(True)
+                        )
+                    )
+                ).scalars()
+            )
+            suppressed = [
+                row["id"]
+                for row in rows
+                if row["purpose"] != OPT_OUT_ACK and stopped.intersection(refs_of[row["id"]])
+            ]
             if suppressed:
                 await conn.execute(
                     update(m)
@@ -162,11 +178,11 @@ class MessageWorker:
                         updated_at=now,
                     )
                 )
-            sending = [r for r in rows if r.id not in suppressed]
+            sending = [r for r in rows if r["id"] not in suppressed]
             if sending:
                 await conn.execute(
                     update(m)
-                    .where(m.c.id.in_([r.id for r in sending]))
+                    .where(m.c.id.in_([r["id"] for r in sending]))
                     .values(
                         state="sending",
                         claimed_until=lease_until,
@@ -176,16 +192,16 @@ class MessageWorker:
                 )
         return [
             ClaimedMessage(
-                id=r.id,
-                referral_id=r.referral_id,
-                environment=r.environment,
-                channel=r.channel,
-                recipient=r.recipient,
-                recipient_ref=r.recipient_ref,
-                purpose=r.purpose,
-                content=r.content,
-                attempts=r.attempts + 1,
-                created_at=as_utc(r.created_at),
+                id=r["id"],
+                referral_id=r["referral_id"],
+                environment=r["environment"],
+                channel=r["channel"],
+                recipient=r["recipient"],
+                recipient_ref=r["recipient_ref"],
+                purpose=r["purpose"],
+                content=r["content"],
+                attempts=r["attempts"] + 1,
+                created_at=as_utc(r["created_at"]),
                 lease_until=lease_until,
             )
             for r in sending

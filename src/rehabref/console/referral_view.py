@@ -104,7 +104,7 @@ async def render_referral(
         tasks = await queries.tasks_of(conn, referral_id)
         sessions = await sessions_of(conn, referral_id)
         physios = await active_physios(conn, row)
-        messages = await timeline(conn, referral_id)
+        messages = await timeline(conn, ring, referral_id)
         card_payments = await requests_of_referral(conn, referral_id)
         intake = await referral_queries.intake_answers(conn, referral_id)
         physio = await referral_queries.physio(conn, row.assigned_physio_id)

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.channels.content import Reply
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.endpoint_health import DISABLE_AFTER, Health, Result, fold
 from rehabref.tables.events import Delivery, WebhookEndpoint
@@ -77,6 +78,7 @@ async def record_results(
     conn: AsyncConnection,
     results: Mapping[str, Iterable[Result]],
     *,
+    ring: KeyRing,
     now: datetime,
     lock: bool,
 ) -> list[str]:
@@ -109,7 +111,7 @@ async def record_results(
         )
     await cancel_pending(conn, endpoint_ids=[row.id for row in disabled], now=now)
     for row in disabled:
-        await notify_disabled(conn, row, now=now)
+        await notify_disabled(conn, ring, row, now=now)
     return [row.id for row in disabled]
 
 
@@ -126,7 +128,9 @@ def disabled_notice(*, url: str, environment: str, endpoint_id: str) -> Reply:
     )
 
 
-async def notify_disabled(conn: AsyncConnection, endpoint: Any, *, now: datetime) -> str | None:
+async def notify_disabled(
+    conn: AsyncConnection, ring: KeyRing, endpoint: Any, *, now: datetime
+) -> str | None:
     """Queue the e-mail to the partner's contact address; None when there is none (then the
     API and the console are what tell them)."""
     found = await conn.execute(
@@ -137,6 +141,7 @@ async def notify_disabled(conn: AsyncConnection, endpoint: Any, *, now: datetime
         return None
     return await enqueue(
         conn,
+        ring,
         channel="email",
         to=str(address),
         content=disabled_notice(

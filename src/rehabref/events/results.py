@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import bindparam, case, insert, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events import schedule
 from rehabref.events.endpoint_health import Result
@@ -140,7 +141,9 @@ def plan(
     return Plan(attempts, outcomes, dict(health))
 
 
-async def write(conn: AsyncConnection, planned: Plan, *, now: datetime, lock: bool) -> list[str]:
+async def write(
+    conn: AsyncConnection, planned: Plan, *, ring: KeyRing, now: datetime, lock: bool
+) -> list[str]:
     """Store the plan; returns the endpoints it disabled."""
     d = _deliveries
     cancelled = d.c.state == "cancelled"
@@ -150,7 +153,7 @@ async def write(conn: AsyncConnection, planned: Plan, *, now: datetime, lock: bo
 
     # Endpoint rows first: deleting an endpoint locks it, then its deliveries, and so does
     # this, so the two never wait on each other in a cycle.
-    disabled = await record_results(conn, planned.health, now=now, lock=lock)
+    disabled = await record_results(conn, planned.health, ring=ring, now=now, lock=lock)
     if planned.attempts:
         await conn.execute(insert(_attempts), planned.attempts)
     if planned.outcomes:

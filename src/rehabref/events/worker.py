@@ -102,6 +102,8 @@ class DeliveryWorker:
         # is claimed only when a send slot is free for it at once.
         self.lease_seconds = max(config.lease_seconds, self.transport.max_seconds + 5)
         self._secrets = SecretCache(db, box)
+        # Opens the delivery bodies; seals the e-mail telling a partner its endpoint was
+        # disabled (a patient-message row).
         self._ring = box.ring
         self._stopping = asyncio.Event()
         # Set whenever results are recorded: their claims are released, caps have room.
@@ -214,7 +216,9 @@ class DeliveryWorker:
             rng=self.rng,
         )
         async with self.db.write() as conn:
-            disabled = await results.write(conn, plan, now=self.clock(), lock=not self.db.is_sqlite)
+            disabled = await results.write(
+                conn, plan, ring=self._ring, now=self.clock(), lock=not self.db.is_sqlite
+            )
         for endpoint_id in disabled:
             log.warning("webhook endpoint disabled", extra={"endpoint_id": endpoint_id})
 

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Channel, Reply, Template
 from rehabref.channels.outbox import enqueue
+from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.tables.matching import Physiotherapist
 from rehabref.tables.physio_app import PhysioAppSession, PhysioSignInLink
@@ -72,7 +73,13 @@ def sign_in_message(channel: str, link: str) -> Reply | Template:
 
 
 async def send_link(
-    conn: AsyncConnection, *, physio: Any, channel: Channel, base_url: str, now: datetime
+    conn: AsyncConnection,
+    ring: KeyRing,
+    *,
+    physio: Any,
+    channel: Channel,
+    base_url: str,
+    now: datetime,
 ) -> bool:
     """Write a new link and its message to the outbox; False when the channel has no address."""
     to = physio.email if channel == "email" else physio.phone
@@ -91,6 +98,7 @@ async def send_link(
     )
     await enqueue(
         conn,
+        ring,
         channel=channel,
         to=to,
         content=sign_in_message(channel, f"{base_url}/app/link/{secret}"),

@@ -105,6 +105,7 @@ async def ask_for_link(request: Request[Any, Any, Any]) -> Template:
         if physio is not None:
             await auth.send_link(
                 conn,
+                services.box.ring,
                 physio=physio,
                 channel=channel,
                 base_url=services.settings.base_url,

@@ -50,7 +50,12 @@ async def _store(services: Services, item: InboundMessage | StatusUpdate | None)
         return
     async with services.db.write() as conn:
         await receive(
-            conn, [item], channel="sms", fallback=services.messages.fallback, now=utcnow()
+            conn,
+            services.box.ring,
+            [item],
+            channel="sms",
+            fallback=services.messages.fallback,
+            now=utcnow(),
         )
 
 

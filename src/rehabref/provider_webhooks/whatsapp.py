@@ -50,7 +50,12 @@ async def receive_events(request: ApiRequest) -> Response[bytes]:
     items = parse_webhook(payload, phone_number_id=number) if isinstance(payload, dict) else []
     async with services.db.write() as conn:
         new = await receive(
-            conn, items, channel="whatsapp", fallback=services.messages.fallback, now=utcnow()
+            conn,
+            services.box.ring,
+            items,
+            channel="whatsapp",
+            fallback=services.messages.fallback,
+            now=utcnow(),
         )
     return json_response({"received": new})
 

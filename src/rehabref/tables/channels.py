@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import JSON, DateTime, Index, Integer, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
@@ -43,11 +42,14 @@ class OutboundMessage(Base):
     referral_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
     environment: Mapped[str] = mapped_column(String(8))
     channel: Mapped[str] = mapped_column(String(16))  # whatsapp | sms | email
-    recipient: Mapped[str] = mapped_column(String(320))  # E.164 phone or e-mail address
-    # SHA-256 (hex, first 16 chars) of the recipient: order, opt-outs and logs use this.
-    recipient_ref: Mapped[str] = mapped_column(String(16))
+    # E.164 phone or e-mail address, sealed (channels/sealing.py).
+    recipient: Mapped[str] = mapped_column(Text)
+    # The recipient's keyed blind index (channels.sealing.address_ref): order, opt-outs
+    # and logs use this.
+    recipient_ref: Mapped[str] = mapped_column(String(64))
     purpose: Mapped[str] = mapped_column(String(40))  # intake.first_contact | ...
-    content: Mapped[dict[str, Any]] = mapped_column(JSON)  # channels.content.to_json()
+    # channels.content.to_json() as JSON text, sealed.
+    content: Mapped[str] = mapped_column(Text)
     # pending | sending | sent | delivered | read | failed | suppressed | cancelled
     state: Mapped[str] = mapped_column(String(16))
     attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -74,10 +76,12 @@ class InboundMessage(Base):
     provider: Mapped[str] = mapped_column(String(16))
     provider_message_id: Mapped[str] = mapped_column(String(120))
     channel: Mapped[str] = mapped_column(String(16))
-    sender: Mapped[str] = mapped_column(String(32))
-    sender_ref: Mapped[str] = mapped_column(String(16), index=True)
+    # Sender, text and choice are sealed (channels/sealing.py); sender_ref is the sender's
+    # blind index, as recipient_ref.
+    sender: Mapped[str] = mapped_column(Text)
+    sender_ref: Mapped[str] = mapped_column(String(64), index=True)
     text: Mapped[str | None] = mapped_column(Text, nullable=True)
-    choice_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    choice_id: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The provider id of our message this one replies to, when the provider says.
     context_id: Mapped[str | None] = mapped_column(String(120), nullable=True)
     referral_id: Mapped[str | None] = mapped_column(String(40), nullable=True, index=True)
@@ -92,7 +96,8 @@ class MessageOptOut(Base):
 
     __tablename__ = "message_opt_outs"
 
-    recipient_ref: Mapped[str] = mapped_column(String(16), primary_key=True)
+    # The number's blind index (channels.sealing.address_ref).
+    recipient_ref: Mapped[str] = mapped_column(String(64), primary_key=True)
     opted_out: Mapped[bool] = mapped_column(default=True)
     channel: Mapped[str] = mapped_column(String(16))
     opted_out_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, text
+from sqlalchemy import DateTime, ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from rehabref.db import Base
@@ -69,9 +68,10 @@ class IntakeConversation(Base):
     referral_id: Mapped[str] = mapped_column(ForeignKey("referrals.id"), primary_key=True)
     environment: Mapped[str] = mapped_column(String(8))
     channel: Mapped[str] = mapped_column(String(16))  # whatsapp | sms | email
-    recipient_ref: Mapped[str] = mapped_column(String(16))
-    # ``intake.dialogue.State.to_json()``
-    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The patient's address's blind index (channels.sealing.address_ref).
+    recipient_ref: Mapped[str] = mapped_column(String(64))
+    # ``intake.dialogue.State.to_json()`` as JSON text, sealed (it holds typed answers).
+    state: Mapped[str] = mapped_column(Text)
     engaged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     last_inbound_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -104,6 +104,7 @@ async def _send(
     )
     await enqueue(
         conn,
+        ring,
         channel=channel,
         to=to,
         content=content,
@@ -119,7 +120,7 @@ async def appointment_booked(
     conn: AsyncConnection, referral: ReferralRow, now: datetime, *, ring: KeyRing
 ) -> None:
     """Confirm a (re)booked visit and plan its reminder for the day before."""
-    conversation = await conversations.for_referral(conn, referral.id)
+    conversation = await conversations.for_referral(conn, ring, referral.id)
     scheduled_at = referral.appointment_scheduled_at
     if conversation is None or scheduled_at is None:
         return
@@ -148,6 +149,6 @@ async def send_reminder(
     scheduled_at = referral.appointment_scheduled_at
     if scheduled_at is None or iso(scheduled_at) != payload.get("scheduled_at"):
         return
-    conversation = await conversations.for_referral(conn, referral.id)
+    conversation = await conversations.for_referral(conn, ring, referral.id)
     if conversation is not None:
         await _send(conn, ring, referral, conversation, kind="reminder", now=now)

@@ -26,7 +26,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.audit.trail import entry, record
 from rehabref.care.sealing import sealed_cancel_reason
 from rehabref.channels import opt_outs
-from rehabref.channels.outbox import recipient_ref
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.ids import new_id
@@ -110,9 +109,7 @@ async def withdraw_one(
     person = patient_identity(ring, row)
     for address in (person.phone, person.email):
         if address:
-            await opt_outs.opt_out(
-                conn, recipient_ref=recipient_ref(address), channel=channel, now=now
-            )
+            await opt_outs.opt_out(conn, ring, address=address, channel=channel, now=now)
     return row, ended
 
 

@@ -25,7 +25,8 @@ from rehabref.care import slot_offers as offers_store
 from rehabref.channels import opt_outs
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.inbox import mark_processed, unprocessed
-from rehabref.channels.outbox import OPT_OUT_ACK, enqueue, recipient_ref, referral_of_message
+from rehabref.channels.outbox import OPT_OUT_ACK, enqueue, referral_of_message
+from rehabref.channels.sealing import address_ref, address_refs
 from rehabref.clock import utcnow
 from rehabref.crypto import KeyRing
 from rehabref.db import Database
@@ -98,6 +99,7 @@ async def apply_turn(
         )
     await conversations.save_turn(
         conn,
+        ring,
         referral_id=referral.id,
         state=turn.state.to_json(),
         engaged=conversation["engaged_at"] is None,
@@ -110,6 +112,7 @@ async def apply_turn(
 
 async def _reply(
     conn: AsyncConnection,
+    ring: KeyRing,
     *,
     channel: str,
     to: str,
@@ -121,6 +124,7 @@ async def _reply(
     sending: Channel = "sms" if channel == "sms" else "whatsapp"
     await enqueue(
         conn,
+        ring,
         channel=sending,
         to=to,
         content=reply,
@@ -136,14 +140,16 @@ async def _keyword(
 ) -> str | None:
     """STOP (consent withdrawal) / START for the sender's number; the referral it concerned,
     if any."""
-    ref, channel, sender = inbound["sender_ref"], inbound["channel"], inbound["sender"]
+    channel, sender = inbound["channel"], inbound["sender"]
     # The number's latest referral, locked before the messages (the order every writer
     # keeps: referral, then its messages).
-    latest = await conversations.for_recipient(conn, ref, open_only=False)
+    latest = await conversations.for_recipient(
+        conn, ring, address_refs(ring, sender), open_only=False
+    )
     referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
     referral_id = referral.id if referral is not None else None
     if word == "stop":
-        first = await opt_outs.opt_out(conn, recipient_ref=ref, channel=channel, now=now)
+        first = await opt_outs.opt_out(conn, ring, address=sender, channel=channel, now=now)
         # STOP is consent withdrawal (docs/security.md): every live referral of the number
         # ends and its partner is told; a repeated STOP finds nothing left to end. Ended
         # before the acknowledgement is written, which ending would otherwise cancel.
@@ -151,6 +157,7 @@ async def _keyword(
         if first:
             await _reply(
                 conn,
+                ring,
                 channel=channel,
                 to=sender,
                 reply=OPTED_OUT,
@@ -158,9 +165,10 @@ async def _keyword(
                 referral_id=referral_id,
                 now=now,
             )
-    elif await opt_outs.opt_in(conn, recipient_ref=ref, channel=channel, now=now):
+    elif await opt_outs.opt_in(conn, ring, address=sender, channel=channel, now=now):
         await _reply(
             conn,
+            ring,
             channel=channel,
             to=sender,
             reply=OPTED_IN,
@@ -172,22 +180,20 @@ async def _keyword(
 
 
 async def _conversation_of(
-    conn: AsyncConnection, inbound: Mapping[Any, Any]
+    conn: AsyncConnection, ring: KeyRing, inbound: Mapping[Any, Any]
 ) -> Mapping[Any, Any] | None:
     """The open conversation a message belongs to: the one of our message it answers (a
     tapped button, or a WhatsApp reply, says which), else the newest with that number (a
     shared family phone with two open referrals is told apart by the former)."""
+    # The sender's index under every key: a conversation begun before a key rotation.
+    refs = address_refs(ring, inbound["sender"])
     if inbound["context_id"]:
         referral_id = await referral_of_message(conn, inbound["context_id"])
         if referral_id is not None:
-            found = await conversations.for_referral(conn, referral_id, lock=False)
-            if (
-                found is not None
-                and found["closed_at"] is None
-                and found["recipient_ref"] == inbound["sender_ref"]
-            ):
+            found = await conversations.for_referral(conn, ring, referral_id, lock=False)
+            if found is not None and found["closed_at"] is None and found["recipient_ref"] in refs:
                 return found
-    return await conversations.for_recipient(conn, inbound["sender_ref"], open_only=True)
+    return await conversations.for_recipient(conn, ring, refs, open_only=True)
 
 
 async def handle_inbound(
@@ -200,7 +206,7 @@ async def handle_inbound(
     coverage: CoverageSources,
 ) -> None:
     """A patient's message, once: the job the inbound webhook scheduled for it."""
-    inbound = await unprocessed(conn, str(payload["inbound_id"]))
+    inbound = await unprocessed(conn, ring, str(payload["inbound_id"]))
     if inbound is None:
         return
     typed = inbound["choice_id"] is None
@@ -209,7 +215,7 @@ async def handle_inbound(
         referral_id = await _keyword(conn, ring, word=word, inbound=inbound, now=now)
         await mark_processed(conn, inbound_id=inbound["id"], referral_id=referral_id, now=now)
         return
-    found = await _conversation_of(conn, inbound)
+    found = await _conversation_of(conn, ring, inbound)
     if found is None:
         await _after_intake(conn, inbound, now, coverage=coverage, ring=ring)
         return
@@ -217,7 +223,7 @@ async def handle_inbound(
     if referral is None:
         await mark_processed(conn, inbound_id=inbound["id"], referral_id=None, now=now)
         return
-    conversation = await conversations.for_referral(conn, referral.id) or found
+    conversation = await conversations.for_referral(conn, ring, referral.id) or found
     if referral.status in ENDED:
         await conversations.close(conn, referral_id=referral.id, now=now)
     else:
@@ -254,6 +260,7 @@ async def handle_inbound(
         for reply in replies:
             await _reply(
                 conn,
+                ring,
                 channel=inbound["channel"],
                 to=inbound["sender"],
                 reply=reply,
@@ -275,7 +282,9 @@ async def _after_intake(
     """A message from a patient whose intake is over: the answer to the slots offered to
     them, or (e.g. HELP to change a booked visit) a message a coordinator reads on the
     referral's timeline. From an unknown number: kept, no more."""
-    latest = await conversations.for_recipient(conn, inbound["sender_ref"], open_only=False)
+    latest = await conversations.for_recipient(
+        conn, ring, address_refs(ring, inbound["sender"]), open_only=False
+    )
     referral = await lock_referral(conn, latest["referral_id"]) if latest is not None else None
     offer = None
     if referral is not None and referral.status not in ENDED:
@@ -295,6 +304,7 @@ async def _after_intake(
         if reply is not None:
             await _reply(
                 conn,
+                ring,
                 channel=inbound["channel"],
                 to=inbound["sender"],
                 reply=reply,
@@ -316,7 +326,7 @@ async def nudge_silent(db: Database, *, ring: KeyRing, now: datetime | None = No
         for referral_id in due:
             # The referral first, then its conversation: the order every writer keeps.
             referral = await lock_referral(conn, referral_id)
-            conversation = await conversations.for_referral(conn, referral_id)
+            conversation = await conversations.for_referral(conn, ring, referral_id)
             if conversation is None or conversation["closed_at"] is not None:
                 continue  # answered or closed meanwhile
             if referral is None or referral.status in ENDED:
@@ -352,6 +362,7 @@ async def _remind(
     reminder = dialogue.reminder(await context_of(conn, ring, referral), state)
     await enqueue(
         conn,
+        ring,
         channel=channel,
         to=to,
         content=reminder,
@@ -378,7 +389,7 @@ async def web_state(
     """Where the web page's patient stands (a fresh start when no conversation exists); reads
     only: showing the page changes nothing, since link previews fetch it too."""
     context = await context_of(conn, ring, referral)
-    found = await conversations.for_referral(conn, referral.id, lock=False)
+    found = await conversations.for_referral(conn, ring, referral.id, lock=False)
     state = dialogue.State.from_json(found["state"]) if found else dialogue.start(context)
     return state, context
 
@@ -399,17 +410,20 @@ async def web_answer(
     if referral is None or referral.status in ENDED:
         raise ApiError(409, "invalid_transition", "This referral is no longer open.")
     context = await context_of(conn, ring, referral)
-    conversation: Mapping[Any, Any] | None = await conversations.for_referral(conn, referral_id)
+    conversation: Mapping[Any, Any] | None = await conversations.for_referral(
+        conn, ring, referral_id
+    )
     if conversation is None:
         person = patient_identity(ring, referral)
         contact = person.phone or person.email or referral_id
         begun = dialogue.start(context).to_json()
         await conversations.start(
             conn,
+            ring,
             referral_id=referral_id,
             environment=referral.environment,
             channel="web",
-            recipient_ref=recipient_ref(contact),
+            recipient_ref=address_ref(ring, contact),
             state=begun,
             now=now,
         )

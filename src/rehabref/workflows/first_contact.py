@@ -20,12 +20,14 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import CHANNELS, Channel, Content, Reply, Template
-from rehabref.channels.outbox import message_row, recipient_ref
+from rehabref.channels.outbox import message_row
 from rehabref.channels.providers import ChannelProviders
+from rehabref.channels.sealing import address_ref
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.intake import dialogue
+from rehabref.intake.conversation_store import conversation_row
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import FIRST_NAME, open_text, patient_identity
 from rehabref.referrals.tasks import contact_task
@@ -107,6 +109,7 @@ def greeting(channel: Channel, context: dialogue.Context, link: str) -> Content:
 
 
 def plan_first_contact(
+    ring: KeyRing,
     *,
     referral_id: str,
     partner_id: str,
@@ -130,6 +133,7 @@ def plan_first_contact(
         )
         return FirstContact(messages=[], conversations=[], contact_tasks=[task])
     message = message_row(
+        ring,
         channel=channel,
         to=address,
         content=greeting(channel, context, link),
@@ -138,20 +142,25 @@ def plan_first_contact(
         referral_id=referral_id,
         now=now,
     )
-    conversation = {
-        "referral_id": referral_id,
-        "environment": environment,
-        "channel": channel,
-        "recipient_ref": recipient_ref(address),
-        "state": dialogue.start(context).to_json(),
-        "engaged_at": None,
-        "last_inbound_at": None,
-        "reminded_at": None,
-        "nudge_at": now + dialogue.REMINDER_AFTER,  # silence nudged: conversation.py
-        "closed_at": None,
-        "created_at": now,
-        "updated_at": now,
-    }
+    # Sealed here, so both create paths (and create_store_postgres's one statement) store
+    # it sealed.
+    conversation = conversation_row(
+        ring,
+        {
+            "referral_id": referral_id,
+            "environment": environment,
+            "channel": channel,
+            "recipient_ref": address_ref(ring, address),
+            "state": dialogue.start(context).to_json(),
+            "engaged_at": None,
+            "last_inbound_at": None,
+            "reminded_at": None,
+            "nudge_at": now + dialogue.REMINDER_AFTER,  # silence nudged: conversation.py
+            "closed_at": None,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
     return FirstContact(
         messages=[channels.planned(message, now)],
         conversations=[conversation],
@@ -184,6 +193,7 @@ async def send_assistant_link(
             "configured. Call them and book directly.",
         )
     first = plan_first_contact(
+        ring,
         referral_id=referral.id,
         partner_id=referral.partner_id,
         environment=referral.environment,

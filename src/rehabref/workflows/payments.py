@@ -122,7 +122,7 @@ async def _send_link(
 ) -> None:
     """On the channel of the patient's conversation, else their preferred one; nothing when
     no provider reaches them (the coordinator has the link in the answer)."""
-    conversation = await conversations.for_referral(conn, referral.id)
+    conversation = await conversations.for_referral(conn, ring, referral.id)
     channel = (
         conversation["channel"]
         if conversation is not None
@@ -145,6 +145,7 @@ async def _send_link(
     )
     await enqueue(
         conn,
+        ring,
         channel=reached[0],
         to=reached[1],
         content=content,

@@ -20,14 +20,15 @@ clinical value is overwritten in place, in one transaction:
   receivers' response excerpts: null.
 - remembered idempotent replies that mention a referral: deleted.
 
-Kept on purpose: the STOP record (``message_opt_outs``, a hash of the number: honouring an
-opt-out needs it), the HMO's member registry (the HMO's data, re-imported from it) and
+Kept on purpose: the STOP record (``message_opt_outs``, the number's blind index: honouring
+an opt-out needs it), the HMO's member registry (the HMO's data, re-imported from it) and
 coverage policy numbers (the HMO bills by them). An open referral is first ended as a
 consent withdrawal, so the partner is told before its data goes.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -36,7 +37,8 @@ from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.channels.content import Reply, to_json
-from rehabref.channels.outbox import WAITING, recipient_ref
+from rehabref.channels.outbox import WAITING
+from rehabref.channels.sealing import address_refs
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.catalogue import CLINICAL_KEYS
@@ -57,6 +59,10 @@ from rehabref.workflows.consent import withdraw_one
 
 ERASED = "[erased]"
 ERASED_REF = "erased"
+# Plain JSON text: nothing left to seal (readers take values without the s1. envelope as
+# they are).
+ERASED_CONTENT = json.dumps(to_json(Reply(ERASED)))
+ERASED_STATE = "{}"
 
 _referrals = table(Referral)
 _transitions = table(ReferralTransition)
@@ -217,7 +223,8 @@ async def erase_referrals(
     ids = [r.id for r in referrals]
     identifiers = identifiers_of(ring, referrals, [phone, email])
     addresses = {a for a in identifiers if a.startswith("+") or "@" in a}
-    refs = list({recipient_ref(a) for a in addresses}) if whole_person else []
+    # Under every key of the ring: messages written before a rotation are the person's too.
+    refs = list({ref for a in addresses for ref in address_refs(ring, a)}) if whole_person else []
     ended = 0
     for referral in referrals if whole_person else ():
         done = await withdraw_one(
@@ -251,7 +258,7 @@ async def erase_referrals(
         conn,
         update(_conversations)
         .where(_conversations.c.referral_id.in_(ids))
-        .values(state={}, recipient_ref=ERASED_REF, closed_at=now, nudge_at=None),
+        .values(state=ERASED_STATE, recipient_ref=ERASED_REF, closed_at=now, nudge_at=None),
     )
     result["therapy_sessions"] = await _count(
         conn, update(_sessions).where(_sessions.c.referral_id.in_(ids)).values(**SESSION_SCRUB)
@@ -276,7 +283,7 @@ async def erase_referrals(
         .values(
             recipient=ERASED,
             recipient_ref=ERASED_REF,
-            content=to_json(Reply(ERASED)),
+            content=ERASED_CONTENT,
             updated_at=now,
         ),
     )

@@ -24,11 +24,17 @@ from rehabref.care.sealing import (
     assessment_detail,
 )
 from rehabref.channels.content import from_json, plain_text
-from rehabref.channels.outbox import recipient_ref
+from rehabref.channels.sealing import (
+    address_refs,
+    opened_inbound,
+    opened_message,
+    opt_out_refs,
+)
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.sealing import event_data
+from rehabref.intake.sealing import opened_state
 from rehabref.matching.assignments import REASON as ASSIGNMENT_REASON
 from rehabref.referrals.coordinator_notes import CONTACT_TASK_NOTE, TRANSITION_REASON
 from rehabref.referrals.partner_metadata import partner_metadata
@@ -154,7 +160,10 @@ async def export_person(
         )
     }
     sections = {name: await _rows(conn, source, ids) for name, source in PER_REFERRAL.items()}
-    refs = [recipient_ref(a) for a in (phone, email) if a]
+    # Under every key of the ring (messages written before a rotation are the person's too).
+    addresses = [a for a in (phone, email) if a]
+    refs = [ref for a in addresses for ref in address_refs(ring, a)]
+    consent_refs = [ref for a in addresses for ref in opt_out_refs(ring, a)]
     sent = await conn.execute(
         select(_outbound)
         .where(or_(_outbound.c.referral_id.in_(ids), _outbound.c.recipient_ref.in_(refs)))
@@ -165,7 +174,9 @@ async def export_person(
         .where(or_(_inbound.c.referral_id.in_(ids), _inbound.c.sender_ref.in_(refs)))
         .order_by(_inbound.c.id)
     )
-    consent = await conn.execute(select(_opt_outs).where(_opt_outs.c.recipient_ref.in_(refs)))
+    consent = await conn.execute(
+        select(_opt_outs).where(_opt_outs.c.recipient_ref.in_(consent_refs))
+    )
     documents = []
     found = await conn.execute(
         select(_referrals).where(_referrals.c.id.in_(ids)).order_by(_referrals.c.id)
@@ -188,12 +199,14 @@ async def export_person(
             assignment["reason"] = open_text(ring, ASSIGNMENT_REASON, assignment["reason"])
         for event in item["events"]:  # what the partner was told, opened
             event["data"] = event_data(ring, event["data"])
+        for conversation in item["conversations"]:  # the patient's answers, opened
+            conversation["state"] = opened_state(ring, conversation["state"])
         documents.append(item)
     return {
         "generated_at": iso(as_utc(now)),
         "person": {"phone": phone, "email": email},
         "referrals": documents,
-        "messages_sent": [_message(r) for r in sent.mappings()],
+        "messages_sent": [_message(opened_message(ring, r)) for r in sent.mappings()],
         "messages_received": [
             {
                 "id": r["id"],
@@ -204,7 +217,7 @@ async def export_person(
                 "choice_id": r["choice_id"],
                 "received_at": _value(r["received_at"]),
             }
-            for r in received.mappings()
+            for r in (opened_inbound(ring, row) for row in received.mappings())
         ],
         "messaging_consent": [plain_row(r) for r in consent.mappings()],
     }

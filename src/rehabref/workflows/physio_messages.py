@@ -77,6 +77,7 @@ async def _tell(
     text = f"{opening}: {line}."
     await enqueue(
         conn,
+        ring,
         channel=channel,
         to=to,
         content=Reply(text=text, subject="Your physiotherapy visits"),

@@ -154,6 +154,7 @@ def plan_v1(
         )
         sessions.append(session)
         first = plan_first_contact(
+            intake.box.ring,
             referral_id=referral_id,
             partner_id=principal.partner_id,
             environment=principal.environment,

@@ -151,6 +151,7 @@ def plan_g(
         base_url=ctx.base_url,
     )
     first = plan_first_contact(
+        ctx.box.ring,
         referral_id=referral_id,
         partner_id=principal.partner_id,
         environment=principal.environment,

@@ -26,25 +26,21 @@ Create Date: 2026-11-24
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
 
-from rehabref.config import load_settings
 from rehabref.crypto import (
     SEALED_PREFIX,
     KeyRing,
-    SealedValueError,
     blind_index,
     open_sealed,
     seal,
 )
-from rehabref.instance_secret import load_key_ring
+from rehabref.migration_sealing import MigrationRing, is_sealed_under
 
 revision = "0029"
 down_revision = "0028"
@@ -94,53 +90,12 @@ def old_ref(address: str) -> str:
     return hashlib.sha256(address.strip().lower().encode()).hexdigest()[:16]
 
 
-class Keys:
-    """The application's ring, read once and only when a row needs it."""
-
-    def __init__(self, bind: sa.engine.Connection) -> None:
-        self.bind = bind
-        self._ring: KeyRing | None = None
-
-    @property
-    def ring(self) -> KeyRing:
-        if self._ring is None:
-            self._ring = _ring(self.bind)
-        return self._ring
-
-
-def _ring(bind: sa.engine.Connection) -> KeyRing:
-    # The settings of the database being migrated (its default key file sits beside it).
-    settings = load_settings(
-        {**os.environ, "REHABREF_DATABASE_URL": bind.engine.url.render_as_string(False)}
-    )
-    key_file = Path(settings.secret_key_file)
-    if not settings.secret_key and not key_file.exists():
-        # Sealing under a key made up here would lock the rows away from the application.
-        raise RuntimeError(
-            f"Migration 0029 seals patient messages with the instance key, but no key was "
-            f"found (REHABREF_SECRET_KEY is unset and {key_file} does not exist). Run it where "
-            "the application's key is, or set REHABREF_SECRET_KEY / REHABREF_SECRET_KEY_FILE."
-        )
-    return load_key_ring(settings.secret_key, key_file)
-
-
-def _is_sealed(ring: KeyRing, purpose: str, value: str) -> bool:
-    """A value this ring opens (a plain value may start with ``s1.`` too, e.g. an e-mail)."""
-    if not value.startswith(SEALED_PREFIX):
-        return False
-    try:
-        open_sealed(ring, purpose, value)
-    except SealedValueError:
-        return False
-    return True
-
-
 def _opened(ring: KeyRing, purpose: str, value: str) -> str:
-    return open_sealed(ring, purpose, value) if _is_sealed(ring, purpose, value) else value
+    return open_sealed(ring, purpose, value) if is_sealed_under(ring, purpose, value) else value
 
 
 def _sealed(ring: KeyRing, purpose: str, value: str | None) -> str | None:
-    if value is None or _is_sealed(ring, purpose, value):
+    if value is None or is_sealed_under(ring, purpose, value):
         return value
     return seal(ring, purpose, value)
 
@@ -172,7 +127,9 @@ def _old_refs_to_find(bind: sa.engine.Connection) -> set[str]:
     return refs
 
 
-def _addresses_of(bind: sa.engine.Connection, keys: Keys, wanted: set[str]) -> dict[str, str]:
+def _addresses_of(
+    bind: sa.engine.Connection, keys: MigrationRing, wanted: set[str]
+) -> dict[str, str]:
     """Old reference -> plain address, for the ``wanted`` references, from every address we
     hold: messages' recipients and senders, referrals' phones and e-mail addresses."""
     found: dict[str, str] = {}
@@ -191,7 +148,7 @@ def _addresses_of(bind: sa.engine.Connection, keys: Keys, wanted: set[str]) -> d
                     value = row[column]
                     if not value or value == ERASED:
                         continue
-                    address = _opened(keys.ring, purpose, value)
+                    address = _opened(keys.get(), purpose, value)
                     ref = old_ref(address)
                     if ref in wanted:
                         found[ref] = address
@@ -199,7 +156,7 @@ def _addresses_of(bind: sa.engine.Connection, keys: Keys, wanted: set[str]) -> d
 
 
 def _rekey_conversations(
-    bind: sa.engine.Connection, keys: Keys, address_of: dict[str, str]
+    bind: sa.engine.Connection, keys: MigrationRing, address_of: dict[str, str]
 ) -> None:
     table = sa.table(
         "intake_conversations", sa.column("referral_id"), sa.column("recipient_ref"),
@@ -218,14 +175,16 @@ def _rekey_conversations(
             updates.append(
                 {
                     "row_key": row["referral_id"],
-                    "new_ref": blind_index(keys.ring, ADDRESS_INDEX, address) if address else ref,
-                    "new_state": seal(keys.ring, STATE, row["state"]),
+                    "new_ref": blind_index(keys.get(), ADDRESS_INDEX, address) if address else ref,
+                    "new_state": seal(keys.get(), STATE, row["state"]),
                 }
             )
         bind.execute(change, updates)
 
 
-def _rekey_opt_outs(bind: sa.engine.Connection, keys: Keys, address_of: dict[str, str]) -> None:
+def _rekey_opt_outs(
+    bind: sa.engine.Connection, keys: MigrationRing, address_of: dict[str, str]
+) -> None:
     """Each STOP whose number was found moves to the number's blind index; the others keep
     their old reference (the application looks opt-outs up by it too)."""
     table = sa.table("message_opt_outs", sa.column("recipient_ref"))
@@ -236,7 +195,7 @@ def _rekey_opt_outs(bind: sa.engine.Connection, keys: Keys, address_of: dict[str
     )
     refs = bind.execute(sa.select(table.c.recipient_ref)).scalars().all()
     updates = [
-        {"old": ref, "new": blind_index(keys.ring, ADDRESS_INDEX, address_of[ref])}
+        {"old": ref, "new": blind_index(keys.get(), ADDRESS_INDEX, address_of[ref])}
         for ref in refs
         if ref in address_of
     ]
@@ -246,7 +205,7 @@ def _rekey_opt_outs(bind: sa.engine.Connection, keys: Keys, address_of: dict[str
 
 def _seal_messages(
     bind: sa.engine.Connection,
-    keys: Keys,
+    keys: MigrationRing,
     name: str,
     address: tuple[str, str, str],
     texts: dict[str, str],
@@ -277,15 +236,15 @@ def _seal_messages(
         updates = []
         for row in rows:
             plain = row[column]
-            if _is_sealed(keys.ring, purpose, plain):
+            if is_sealed_under(keys.get(), purpose, plain):
                 continue
             update = {
                 "row_key": row["id"],
-                "new_address": seal(keys.ring, purpose, plain),
-                "new_ref": blind_index(keys.ring, ADDRESS_INDEX, plain),
+                "new_address": seal(keys.get(), purpose, plain),
+                "new_ref": blind_index(keys.get(), ADDRESS_INDEX, plain),
             }
             for text_column, text_purpose in texts.items():
-                update[f"new_{text_column}"] = _sealed(keys.ring, text_purpose, row[text_column])
+                update[f"new_{text_column}"] = _sealed(keys.get(), text_purpose, row[text_column])
             updates.append(update)
         if updates:
             bind.execute(change, updates)
@@ -303,7 +262,7 @@ def upgrade() -> None:
                     **({"postgresql_using": using} if using else {}),
                 )
     bind = op.get_bind()
-    keys = Keys(bind)
+    keys = MigrationRing(bind, revision)
     # Conversations and opt-outs first: their addresses are read from the messages' plain
     # addresses (opened, when a run interrupted half-way sealed some already).
     address_of = _addresses_of(bind, keys, _old_refs_to_find(bind))

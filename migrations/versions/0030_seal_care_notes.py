@@ -23,7 +23,7 @@ from alembic import op
 from rehabref.migration_sealing import MigrationRing, seal_plain_values
 
 revision = "0030"
-down_revision = "0028"
+down_revision = "0029"
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,7 @@
 """Seal stored webhook events and the partner's metadata
 
-- ``events.data`` (the event's payload) and ``events.body`` (the envelope signed and sent)
+- ``events.data`` (the event's payload), ``events.body`` (the envelope signed and sent) and
+  ``delivery_attempts.response_excerpt`` (the receiver's answer, which may echo the body)
   become sealed values (``s1.<key id>.<...>``, rehabref.crypto.seal); ``data`` and
   ``referrals.partner_metadata`` change from JSON to TEXT and hold sealed JSON text.
 - Existing rows are sealed here, in batches, under the ring the application reads
@@ -31,6 +32,7 @@ depends_on = None
 SEALED: tuple[tuple[str, str, dict[str, str]], ...] = (
     ("events", "id", {"data": "event.data", "body": "event.body"}),
     ("referrals", "id", {"partner_metadata": "referral.partner_metadata"}),
+    ("delivery_attempts", "id", {"response_excerpt": "delivery_attempt.response_excerpt"}),
 )
 # JSON columns that become TEXT: (table, column, nullable).
 TO_TEXT: tuple[tuple[str, str, bool], ...] = (
@@ -50,6 +52,13 @@ def upgrade() -> None:
                 existing_nullable=nullable,
                 postgresql_using=f"{column}::text",
             )
+    with op.batch_alter_table("delivery_attempts", schema=None) as batch_op:
+        batch_op.alter_column(
+            "response_excerpt",
+            existing_type=sa.String(length=1024),
+            type_=sa.Text(),
+            existing_nullable=True,
+        )
     bind = op.get_bind()
     referrals = sa.table("referrals", sa.column("partner_metadata", sa.Text))
     bind.execute(

@@ -55,7 +55,7 @@ class MigrationRing:
         return load_key_ring(settings.secret_key, key_file)
 
 
-def _is_sealed(ring: KeyRing, purpose: str, value: str) -> bool:
+def is_sealed_under(ring: KeyRing, purpose: str, value: str) -> bool:
     """A value this ring opens (a plain value may start with ``s1.`` too, e.g. an e-mail)."""
     if not value.startswith(SEALED_PREFIX):
         return False
@@ -98,7 +98,7 @@ def seal_plain_values(
             update: dict[str, Any] = {"row_key": values[key]}
             for column, purpose in columns.items():
                 value = values[column]
-                kept = value is None or _is_sealed(ring.get(), purpose, value)
+                kept = value is None or is_sealed_under(ring.get(), purpose, value)
                 update[f"new_{column}"] = value if kept else seal(ring.get(), purpose, value)
             if any(update[f"new_{column}"] != values[column] for column in columns):
                 updates.append(update)

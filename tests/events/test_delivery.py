@@ -11,6 +11,7 @@ import uuid
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from rehabref.webhooks import verify
 from tests.conftest import auth, count
@@ -51,7 +52,7 @@ def test_referral_event_is_signed_and_verified_by_independent_receiver(
     assert types == {"referral.created", "contact.requested"}
 
 
-def test_retries_with_growing_gaps_and_one_event_id(client, partner, start_worker):
+def test_retries_with_growing_gaps_and_one_event_id(client, partner, start_worker, sql):
     failures = 3
     receiver = Receiver(behaviour=lambda _r, i: (500 if i < failures else 200, {}, 0.0)).start()
     try:
@@ -76,6 +77,19 @@ def test_retries_with_growing_gaps_and_one_event_id(client, partner, start_worke
         delivery = current()
         assert [a["status_code"] for a in delivery["attempts"]] == [500, 500, 500, 200]
         assert delivery["attempts"][0]["response_excerpt"] == '{"error":"nope"}'
+        with sql.connect() as conn:  # the receiver's answer is sealed at rest
+            stored = (
+                conn.execute(
+                    text(
+                        "SELECT a.response_excerpt FROM delivery_attempts a JOIN deliveries d"
+                        " ON d.id = a.delivery_id WHERE d.event_id = :e AND a.status_code = 500"
+                    ),
+                    {"e": sent["event_id"]},
+                )
+                .scalars()
+                .all()
+            )
+        assert len(stored) == failures and all(value.startswith("s1.k0.") for value in stored)
         assert all(a["latency_ms"] is not None for a in delivery["attempts"])
     finally:
         receiver.stop()

@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import secrets
 import string
-import subprocess
 import uuid
-from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import make_url, text
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from rehabref.crypto import blind_index, open_sealed_bytes, parse_key_ring
@@ -28,6 +26,7 @@ from rehabref.referrals.store import unscoped_referral_ids_of_person
 from tests.console.operators import make_operator, sign_in
 from tests.shapeg.bodies import g_referral
 from tests.support.api import REFERRALS, bearer
+from tests.support.database_copy import database_copy
 from tests.support.operators import create_operator, op_headers
 from tests.support.partners import TEST_SECRET_KEY
 from tests.support.payloads import v1_referral
@@ -134,22 +133,6 @@ def test_a_persons_referrals_are_found_by_phone_or_email_through_the_blind_index
     assert stored != blind_index(parse_key_ring(f"k1:{'x' * 43}"), "phone", phone)
 
 
-def _raw_database_bytes(database_url: str, sql: Engine) -> bytes:
-    """What a copy of the database reveals: the SQLite file (and its write-ahead log) as
-    bytes, or a ``pg_dump`` of the PostgreSQL database."""
-    url = make_url(database_url)
-    if url.get_backend_name() == "sqlite":
-        with sql.connect() as conn:  # the log's pages into the file, as a backup would
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(FULL)")
-        path = Path(str(url.database))
-        parts = [path, path.with_name(path.name + "-wal")]
-        return b"".join(p.read_bytes() for p in parts if p.exists())
-    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    return subprocess.run(
-        ["pg_dump", "--data-only", "--dbname", dsn], check=True, capture_output=True, timeout=60
-    ).stdout
-
-
 def test_clinical_text_is_sealed_in_the_database_file_and_in_a_dump(
     client, make_partner, sql, database_url
 ):
@@ -180,7 +163,7 @@ def test_clinical_text_is_sealed_in_the_database_file_and_in_a_dump(
     assert shown.status_code == 200, shown.text
     assert shown.json()["reason"] == reason
 
-    copy = _raw_database_bytes(database_url, sql)
+    copy = database_copy(database_url)
     # The copy holds these referrals (their partner references are plain by design)...
     assert f"ext-{tag}".encode() in copy and f"ref-{tag}".encode() in copy
     # ...but not why the patients were referred.
@@ -272,6 +255,6 @@ def test_patient_identifiers_are_sealed_yet_every_reader_shows_them(
 
     # The copy holds neither (the Shape G referral's first message still names the patient:
     # messages are sealed separately).
-    copy = _raw_database_bytes(database_url, sql)
+    copy = database_copy(database_url)
     for secret in (email, last):
         assert secret.encode() not in copy, f"{secret!r} is readable in the database copy"

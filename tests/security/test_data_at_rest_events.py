@@ -13,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import make_url, text
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from rehabref.crypto import new_key, parse_key_ring
@@ -33,6 +32,7 @@ from tests.console.operators import make_operator, sign_in
 from tests.events.conftest import WorkerProcess, register, trigger
 from tests.support.api import REFERRALS, bearer
 from tests.support.care import insert_referral, physio_body
+from tests.support.database_copy import database_copy
 from tests.support.databases import fresh_database
 from tests.support.operators import op_headers
 from tests.support.partners import TEST_RING, TEST_SECRET_KEY, onboard
@@ -40,22 +40,6 @@ from tests.support.payloads import v1_referral
 from tests.support.receiver import Receiver
 
 NEAR_IKEJA = (6.6050, 3.3490)
-
-
-def _raw_database_bytes(database_url: str, sql: Engine) -> bytes:
-    """What a copy of the database reveals: the SQLite file (and its write-ahead log) as
-    bytes, or a ``pg_dump`` of the PostgreSQL database (as tests/security/test_data_at_rest)."""
-    url = make_url(database_url)
-    if url.get_backend_name() == "sqlite":
-        with sql.connect() as conn:  # the log's pages into the file, as a backup would
-            conn.exec_driver_sql("PRAGMA wal_checkpoint(FULL)")
-        path = Path(str(url.database))
-        parts = [path, path.with_name(path.name + "-wal")]
-        return b"".join(p.read_bytes() for p in parts if p.exists())
-    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    return subprocess.run(
-        ["pg_dump", "--data-only", "--dbname", dsn], check=True, capture_output=True, timeout=60
-    ).stdout
 
 
 def _stored_event(sql: Engine, event_id: str) -> Any:
@@ -187,7 +171,7 @@ def test_event_payloads_and_metadata_are_sealed_yet_every_reader_opens_them(
     # A copy of the database shows neither the envelope nor the payload nor the metadata.
     # (The visit's notes are also in care_sessions, sealed separately: the fragments looked
     # for here are the event's JSON.)
-    copy = _raw_database_bytes(database_url, sql)
+    copy = database_copy(database_url)
     assert event_id.encode() in copy  # the event is there, its id plain by design
     for fragment in (
         f'{{"event_id":"{event_id}"',

@@ -13,14 +13,11 @@ from __future__ import annotations
 import asyncio
 import secrets
 import string
-import subprocess
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import inspect, make_url, text
-from sqlalchemy.engine import Engine
+from sqlalchemy import text
 
 from rehabref.channels import opt_outs
 from rehabref.channels.content import Reply
@@ -44,6 +41,7 @@ from tests.channels.conftest import new_phone
 from tests.channels.patient import PREFERRED, choices, nth_message, post_signed
 from tests.conftest import auth
 from tests.console.operators import make_operator, sign_in
+from tests.support.database_copy import columns_holding, database_copy
 from tests.support.graph_api import (
     inbound_button,
     inbound_list,
@@ -60,34 +58,6 @@ twilio = channel_fixtures.twilio
 smtp = channel_fixtures.smtp
 live_server = channel_fixtures.live_server
 api = channel_fixtures.api
-
-
-def _raw_database_bytes(database_url: str) -> bytes:
-    """What a copy of the database reveals: the SQLite file and its write-ahead log as bytes,
-    or a ``pg_dump`` of the PostgreSQL database. The files are read by another process:
-    closing a descriptor of the database file in this one would drop the SQLite locks this
-    process's connections hold (POSIX locks are per process), and the live server's writes
-    would then corrupt what they read."""
-    url = make_url(database_url)
-    if url.get_backend_name() == "sqlite":
-        path = Path(str(url.database))
-        parts = [str(p) for p in (path, path.with_name(path.name + "-wal")) if p.exists()]
-        return subprocess.run(["cat", *parts], check=True, capture_output=True, timeout=60).stdout
-    dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    return subprocess.run(
-        ["pg_dump", "--data-only", "--dbname", dsn], check=True, capture_output=True, timeout=60
-    ).stdout
-
-
-def _tables_holding(sql: Engine, secret: str) -> list[str]:
-    """Where a value is readable (for the failure message)."""
-    found = []
-    with sql.connect() as conn:
-        for name in inspect(conn).get_table_names():
-            for row in conn.execute(text(f'SELECT * FROM "{name}"')):
-                if secret in " ".join(map(str, row)):
-                    found.append(f"{name}: {tuple(row)!r:.300}")
-    return found
 
 
 def _word() -> str:
@@ -171,10 +141,10 @@ def test_messages_both_ways_are_sealed_yet_the_provider_timeline_and_export_read
     # guessed numbers.
     assert legacy_address_ref(phone) not in {row.recipient_ref for row in sent}
 
-    copy = _raw_database_bytes(database_url)
+    copy = database_copy(database_url)
     for secret in (phone, phone.removeprefix("+"), first, said, place):
         assert secret.encode() not in copy, (
-            f"{secret!r} is readable in the database copy: {_tables_holding(sql, secret)}"
+            f"{secret!r} is readable in the database copy: {columns_holding(sql, secret)}"
         )
 
     # Readers open them: the coordinator's timeline on the referral page...

@@ -19,10 +19,10 @@ from sqlalchemy.engine import Engine
 
 from tests.console.operators import make_operator, sign_in
 from tests.scheduling.conftest import book, free_slots, new_physio
-from tests.security.test_data_at_rest import _raw_database_bytes
 from tests.shapeg.bodies import g_referral
 from tests.support.api import REFERRALS, bearer
 from tests.support.care import events_of, operator_token, ops
+from tests.support.database_copy import database_copy
 from tests.support.payloads import v1_referral
 
 OPS = "/api/v1/ops"
@@ -182,7 +182,7 @@ def test_care_notes_are_sealed_in_the_database_yet_every_reader_shows_them(
     assert [a["change_reason"] for a in exported["appointments"]] == [cancel_reason]
     assert exported["assessments"][0]["detail"] == recorded["detail"]
 
-    copy = _raw_database_bytes(database_url, sql)
+    copy = database_copy(database_url)
     assert referral_id.encode() in copy  # the copy holds the referral...
     for secret in secrets_at_rest:  # ...but none of what was written about the patient's care
         assert secret.encode() not in copy, f"{secret!r} is readable in the database copy"

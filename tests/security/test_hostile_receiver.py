@@ -20,10 +20,11 @@ from sqlalchemy import text
 
 from rehabref.db import Database
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.events.sealing import opened_excerpt
 from rehabref.events.worker import DeliveryWorker, WorkerConfig
 from rehabref.instance_secret import SecretBox
 from tests.support.databases import fresh_database
-from tests.support.partners import TEST_SECRET_KEY, onboard
+from tests.support.partners import TEST_RING, TEST_SECRET_KEY, onboard
 from tests.support.receiver import Receiver, always
 from tests.support.server import free_port
 
@@ -103,7 +104,7 @@ async def _state(db: Database, event_id: str) -> tuple[str, int, Any]:
                 {"e": event_id},
             )
         ).one()
-    return str(row[0]), int(row[1]), row[2]
+    return str(row[0]), int(row[1]), opened_excerpt(TEST_RING, row[2])
 
 
 @pytest.mark.parametrize(

@@ -122,7 +122,9 @@ EXERCISES: dict[Callable[..., Any], Exercise] = {
     ),
     history.get_event: Exercise(_event),
     history.deliveries_of: Exercise(
-        lambda c, s, t: _then(_event(c, s, t), lambda row: history.deliveries_of(c, events=[row]))
+        lambda c, s, t: _then(
+            _event(c, s, t), lambda row: history.deliveries_of(c, TEST_RING, events=[row])
+        )
     ),
     history.redeliver: Exercise(
         lambda c, s, t: _then(_event(c, s, t), lambda row: history.redeliver(c, event=row)),

@@ -165,7 +165,7 @@ async def get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
         row = await history.get_event(conn, scope=PartnerScope.of(principal), event_id=event_id)
         if row is None:
             raise not_found("event")
-        deliveries = await history.deliveries_of(conn, events=[row])
+        deliveries = await history.deliveries_of(conn, services.box.ring, events=[row])
     return json_response(
         {**history.event_record(services.box.ring, row), "deliveries": deliveries[row.id]}
     )

@@ -105,7 +105,7 @@ async def events_with_deliveries(
         before_id=None,
         limit=100,
     )
-    deliveries = await history.deliveries_of(conn, events=rows)
+    deliveries = await history.deliveries_of(conn, ring, events=rows)
     return [
         {**history.event_record(ring, row, ops=True), "deliveries": deliveries[row.id]}
         for row in rows

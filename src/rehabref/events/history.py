@@ -20,7 +20,7 @@ from rehabref.clock import iso, utcnow
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.outbox import delivery_row
-from rehabref.events.sealing import event_data
+from rehabref.events.sealing import event_data, opened_excerpt
 from rehabref.scope import OperatorScope, PartnerScope, Scope
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event, WebhookEndpoint
 
@@ -124,9 +124,10 @@ async def get_event(conn: AsyncConnection, *, scope: Scope, event_id: str) -> Ev
 
 
 async def deliveries_of(
-    conn: AsyncConnection, *, events: Sequence[EventRow]
+    conn: AsyncConnection, ring: KeyRing, *, events: Sequence[EventRow]
 ) -> dict[str, list[dict[str, Any]]]:
-    """Each event's deliveries with their attempts, by event id: two queries in all."""
+    """Each event's deliveries with their attempts (the receiver's answers opened with
+    ``ring``), by event id: two queries in all."""
     by_event: dict[str, list[dict[str, Any]]] = {event.id: [] for event in events}
     if not by_event:
         return by_event
@@ -152,7 +153,7 @@ async def deliveries_of(
                 "status_code": attempt.status_code,
                 "latency_ms": attempt.latency_ms,
                 "error": attempt.error,
-                "response_excerpt": attempt.response_excerpt,
+                "response_excerpt": opened_excerpt(ring, attempt.response_excerpt),
                 "note": attempt.note,
             }
         )

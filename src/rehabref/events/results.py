@@ -24,6 +24,7 @@ from rehabref.db import table
 from rehabref.events import schedule
 from rehabref.events.endpoint_health import Result
 from rehabref.events.endpoint_state import record_results
+from rehabref.events.sealing import sealed_excerpt
 from rehabref.events.transport import Sent
 from rehabref.ids import new_id
 from rehabref.tables.events import Delivery, DeliveryAttempt
@@ -155,7 +156,11 @@ async def write(
     # this, so the two never wait on each other in a cycle.
     disabled = await record_results(conn, planned.health, ring=ring, now=now, lock=lock)
     if planned.attempts:
-        await conn.execute(insert(_attempts), planned.attempts)
+        attempts = [
+            {**attempt, "response_excerpt": sealed_excerpt(ring, attempt["response_excerpt"])}
+            for attempt in planned.attempts
+        ]
+        await conn.execute(insert(_attempts), attempts)
     if planned.outcomes:
         await conn.execute(
             update(d)

@@ -6,8 +6,9 @@ diagnosis), so a database copy or backup must not reveal them. Every writer stor
 ``sealed_event_row(ring, row)`` (one AES-GCM call for the data, one for the body); every
 reader opens them: ``event_data`` for the payload shown by the events API, the ops API, the
 console and the export, ``event_body`` for the delivery worker, which opens the exact bytes
-just before signing and sending them. Values without the ``s1.`` envelope (rows from before
-migration 0031) are read as they are.
+just before signing and sending them. The receiver's answer kept with each attempt is sealed
+too (``RESPONSE_EXCERPT``): a receiver that echoes the body back would store it there.
+Values without the ``s1.`` envelope (rows from before migration 0031) are read as they are.
 """
 
 from __future__ import annotations
@@ -16,10 +17,20 @@ from typing import Any
 
 import msgspec
 
-from rehabref.crypto import SEALED_PREFIX, KeyRing, open_sealed, open_sealed_bytes, seal
+from rehabref.crypto import (
+    SEALED_PREFIX,
+    KeyRing,
+    open_sealed,
+    open_sealed_bytes,
+    open_stored,
+    seal,
+    seal_optional,
+)
 
 DATA = "event.data"
 BODY = "event.body"
+# What a partner's receiver answered (first 1 KiB): a receiver may echo the body back.
+RESPONSE_EXCERPT = "delivery_attempt.response_excerpt"
 
 
 def sealed_event_row(ring: KeyRing, row: dict[str, Any]) -> dict[str, Any]:
@@ -45,3 +56,11 @@ def event_body(ring: KeyRing, stored: str) -> bytes:
     if stored.startswith(SEALED_PREFIX):
         return open_sealed_bytes(ring, BODY, raw)
     return raw
+
+
+def sealed_excerpt(ring: KeyRing, excerpt: str | None) -> str | None:
+    return seal_optional(ring, RESPONSE_EXCERPT, excerpt)
+
+
+def opened_excerpt(ring: KeyRing, stored: str | None) -> str | None:
+    return open_stored(ring, RESPONSE_EXCERPT, stored)

@@ -55,7 +55,7 @@ async def ops_get_event(request: PlainRequest, event_id: str) -> Response[bytes]
         row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
             raise not_found("event")
-        deliveries = await history.deliveries_of(conn, events=[row])
+        deliveries = await history.deliveries_of(conn, services.box.ring, events=[row])
     record = history.event_record(services.box.ring, row, ops=True)
     return json_response({**record, "deliveries": deliveries[row.id]})
 

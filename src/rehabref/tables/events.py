@@ -85,7 +85,7 @@ class DeliveryAttempt(Base):
     status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     latency_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     error: Mapped[str | None] = mapped_column(String(500), nullable=True)
-    response_excerpt: Mapped[str | None] = mapped_column(String(1024), nullable=True)
+    response_excerpt: Mapped[str | None] = mapped_column(Text, nullable=True)  # sealed
     # What the attempt was when it was not an ordinary send (set by the delivery transport,
     # e.g. the sandbox's phone-5 copies); None otherwise.
     note: Mapped[str | None] = mapped_column(String(200), nullable=True)

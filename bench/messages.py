@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from bench.environment import free_port, fresh_database, onboard, percentile
+from bench.environment import free_port, fresh_database, key_ring, onboard, percentile
 
 PROVIDER_LATENCY_SECONDS = 0.05
 PHONE_NUMBER_ID = "106540352242922"
@@ -105,12 +105,10 @@ async def _seed(url: str, phones: list[str]) -> None:
     from rehabref.channels.content import Reply
     from rehabref.channels.outbox import enqueue
     from rehabref.clock import utcnow
-    from rehabref.config import load_settings
     from rehabref.db import Database
-    from rehabref.instance_secret import secret_box
 
     # Sealed under the server's key ring, as the server writes them (it opens them to send).
-    ring = secret_box(load_settings({**os.environ, "REHABREF_DATABASE_URL": url})).ring
+    ring = key_ring(url)
     db = Database(url, pool_size=2)
     try:
         for start in range(0, len(phones), 500):

@@ -11,7 +11,7 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine, text
 
-from rehabref.crypto import seal
+from rehabref.crypto import new_key, parse_key_ring, seal
 from rehabref.db import sync_url
 from rehabref.eligibility.member_sealing import NAME, opened_name, opened_phone
 from rehabref.instance_secret import load_key_ring
@@ -72,3 +72,37 @@ def test_existing_members_are_sealed_once(tmp_path: Path, monkeypatch: pytest.Mo
             again = conn.execute(text("SELECT * FROM hmo_members ORDER BY id")).all()
         engine.dispose()
     assert again == rows
+
+
+def test_a_value_sealed_under_a_key_missing_from_the_ring_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sealing it again would bury it under a second layer that readers open into
+    ciphertext: the migration names the missing key instead."""
+    key_file = tmp_path / "keys" / "rehabref.key"
+    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
+    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    load_key_ring(None, key_file)
+    elsewhere = parse_key_ring(f"k9:{new_key()}")
+    with fresh_database(tmp_path) as url:
+        command.downgrade(alembic_config(url), "0031")
+        engine = create_engine(sync_url(url))
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO hmo_members (id, hmo_code, policy_number, name, phone,"
+                    " plan_tier, policy_status, expiry_date, physiotherapy_covered,"
+                    " post_surgical_covered, pre_auth_required, annual_session_limit,"
+                    " sessions_used, co_pay_kobo, imported_at, updated_at) VALUES ('mbr_1',"
+                    " 'AXA_MANSARD', 'AXA-1', :name, '+2348030000001', 'Gold', 'active',"
+                    " :expiry, true, true, false, 10, 0, 0, :now, :now)"
+                ),
+                {
+                    "name": seal(elsewhere, NAME, "Amina Bello"),
+                    "expiry": date(2099, 12, 31),
+                    "now": datetime.now(UTC),
+                },
+            )
+        with pytest.raises(RuntimeError, match="'k9', which is not in the key ring"):
+            upgrade(url)
+        engine.dispose()

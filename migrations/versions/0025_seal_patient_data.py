@@ -62,7 +62,7 @@ def upgrade() -> None:
                     column, existing_type=was, type_=sa.Text(), existing_nullable=nullable
                 )
     bind = op.get_bind()
-    ring = MigrationRing(bind, revision)  # read once, and only when a row needs sealing
+    ring = MigrationRing(bind, revision)  # read once, on the first stored value
     for name, key, sealed_columns in SEALED:
         seal_plain_values(bind, ring, name, key, sealed_columns)
 

@@ -66,7 +66,7 @@ def upgrade() -> None:
         .where(referrals.c.partner_metadata == JSON_NULL)
         .values(partner_metadata=None)
     )
-    ring = MigrationRing(bind, revision)  # read once, and only when a row needs sealing
+    ring = MigrationRing(bind, revision)  # read once, on the first stored value
     for name, key, sealed_columns in SEALED:
         seal_plain_values(bind, ring, name, key, sealed_columns)
 

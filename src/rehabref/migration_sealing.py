@@ -14,6 +14,7 @@ a key made up on the spot, which would lock the rows away from the application.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +56,26 @@ class MigrationRing:
         return load_key_ring(settings.secret_key, key_file)
 
 
+# What a sealed value looks like: the prefix, a key id, the base64url body.
+_ENVELOPE = re.compile(r"s1\.([A-Za-z0-9_-]{1,16})\.[A-Za-z0-9_-]+")
+
+
 def is_sealed_under(ring: KeyRing, purpose: str, value: str) -> bool:
-    """A value this ring opens (a plain value may start with ``s1.`` too, e.g. an e-mail)."""
+    """A value this ring opens (a plain value may start with ``s1.`` too, e.g. an e-mail).
+    A sealed value whose key is not in the ring stops the migration: sealing it again would
+    bury it under a second layer that readers would open into ciphertext."""
     if not value.startswith(SEALED_PREFIX):
         return False
     try:
         open_sealed(ring, purpose, value)
     except SealedValueError:
+        envelope = _ENVELOPE.fullmatch(value)
+        if envelope and envelope.group(1) not in {key_id for key_id, _ in ring.keys}:
+            raise RuntimeError(
+                f"A value is sealed under key {envelope.group(1)!r}, which is not in the key "
+                "ring: put that key back in the ring (REHABREF_SECRET_KEY or the key file) "
+                "and run the migration again."
+            ) from None
         return False
     return True
 

@@ -30,7 +30,8 @@ from rehabref.channels.sealing import (
     address_refs,
     legacy_address_ref,
 )
-from rehabref.channels.worker import MessageWorker, MessageWorkerConfig
+from rehabref.channels.timeline import UNREADABLE, timeline
+from rehabref.channels.worker import UNOPENABLE, MessageWorker, MessageWorkerConfig
 from rehabref.clock import utcnow
 from rehabref.crypto import blind_index, new_key, parse_key_ring
 from rehabref.db import Database
@@ -270,3 +271,62 @@ def test_a_stop_said_before_a_key_rotation_still_holds_after_it(partner, sql, da
 
 async def _nobody(*_: object) -> None:
     return None
+
+
+def test_a_message_sealed_under_a_removed_key_fails_alone(sql, database_url):
+    """A key removed from the ring (docs/security.md, rotation step 4) leaves its messages
+    unopenable: each is failed with the reason, once, and the message beside it is still
+    claimed; the coordinator's timeline shows a placeholder instead of failing."""
+    removed = parse_key_ring(f"k9:{new_key()}")
+    later = utcnow() + timedelta(days=401)  # never due for the module's live server
+    referral_id = f"ref_gone{secrets.token_hex(8)}"
+
+    async def scenario() -> tuple[list[str], Any, list[Any]]:
+        db = Database(database_url, pool_size=1)
+        try:
+            ids = []
+            async with db.write() as conn:
+                for ring, words in ((removed, "Sealed under a removed key"), (TEST_RING, "Fine")):
+                    ids.append(
+                        await enqueue(
+                            conn,
+                            ring,
+                            channel="whatsapp",
+                            to=new_phone(),
+                            content=Reply(words),
+                            purpose="test.removed_key",
+                            environment="test",
+                            referral_id=referral_id,
+                            now=later,
+                        )
+                    )
+            worker = MessageWorker(
+                db,
+                ChannelProviders(live={}, test=SandboxChannel()),
+                Fallback(
+                    ChannelProviders(live={}, test=SandboxChannel()),
+                    undeliverable=_nobody,
+                    ring=TEST_RING,
+                ),
+                MessageWorkerConfig(),
+                clock=lambda: later + timedelta(seconds=1),
+            )
+            # One at a time: the suite's other messages in this database are not this test's.
+            claimed = [m.id for m in await worker.claim(only=ids[0])]
+            claimed += [m.id for m in await worker.claim(only=ids[1])]
+            async with db.read() as conn:
+                gone = (
+                    await conn.execute(
+                        text("SELECT state, last_error FROM outbound_messages WHERE id = :i"),
+                        {"i": ids[0]},
+                    )
+                ).one()
+                shown = await timeline(conn, TEST_RING, referral_id)
+            return [ids[1]] if ids[1] in claimed and ids[0] not in claimed else [], gone, shown
+        finally:
+            await db.dispose()
+
+    fine, gone, shown = asyncio.run(scenario())
+    assert fine, "the message beside the unopenable one is claimed, the other is not"
+    assert tuple(gone) == ("failed", UNOPENABLE)
+    assert sorted(entry.text for entry in shown) == ["Fine", UNREADABLE]

@@ -8,6 +8,7 @@ forward only (callbacks arrive out of order) and routes a ``failed`` message on.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -19,12 +20,14 @@ from rehabref.channels.failures import Fallback
 from rehabref.channels.inbound import InboundMessage, StatusUpdate, storable
 from rehabref.channels.policy import status_after
 from rehabref.channels.sealing import opened_inbound, opened_message, sealed_inbound_columns
-from rehabref.crypto import KeyRing
+from rehabref.crypto import KeyRing, SealedValueError
 from rehabref.db import insert_ignoring_duplicates, table
 from rehabref.ids import new_id
 from rehabref.jobs import enqueue as enqueue_job
 from rehabref.tables.channels import InboundMessage as InboundRow
 from rehabref.tables.channels import OutboundMessage
+
+log = logging.getLogger("rehabref.messages")
 
 _inbound = table(InboundRow)
 _messages = table(OutboundMessage)
@@ -93,7 +96,12 @@ async def apply_status(
         )
     )
     if new_state == "failed":
-        await fallback.failed(conn, opened_message(ring, message), reason, now)
+        try:
+            opened = opened_message(ring, message)
+        except SealedValueError:  # sealed under a key since removed: nothing to fall back with
+            log.warning("failed message cannot be opened", extra={"message_id": message["id"]})
+            return new_state
+        await fallback.failed(conn, opened, reason, now)
     return new_state
 
 

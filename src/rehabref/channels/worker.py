@@ -40,10 +40,12 @@ from rehabref.channels.policy import next_attempt
 from rehabref.channels.providers import ChannelProviders
 from rehabref.channels.sealing import opened_message, opt_out_refs
 from rehabref.clock import as_utc, utcnow
+from rehabref.crypto import SealedValueError
 from rehabref.db import Database, table
 from rehabref.tables.channels import MessageOptOut, OutboundMessage
 
 log = logging.getLogger("rehabref.messages")
+UNOPENABLE = "the message cannot be opened with the key ring"
 _messages = table(OutboundMessage)
 _opt_outs = table(MessageOptOut)
 
@@ -150,7 +152,25 @@ class MessageWorker:
             if not ids:
                 return []
             found = await conn.execute(select(m).where(m.c.id.in_(ids)))
-            rows = [opened_message(ring, row) for row in found.mappings()]
+            rows, unopenable = [], []
+            for row in found.mappings():
+                try:
+                    rows.append(opened_message(ring, row))
+                except SealedValueError:  # sealed under a key since removed, or damaged
+                    unopenable.append(row["id"])
+            if unopenable:
+                # Failed for good, not retried: one such row must not hold up the queue.
+                await conn.execute(
+                    update(m)
+                    .where(m.c.id.in_(unopenable))
+                    .values(
+                        state="failed",
+                        last_error=UNOPENABLE,
+                        claimed_until=None,
+                        updated_at=now,
+                    )
+                )
+                log.warning("messages cannot be opened", extra={"message_ids": unopenable})
             refs_of = {row["id"]: opt_out_refs(ring, row["recipient"]) for row in rows}
             every_ref = {ref for refs in refs_of.values() for ref in refs}
             stopped = set(

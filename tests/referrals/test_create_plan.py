@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 
 from rehabref.channels.providers import ChannelProviders
+from rehabref.channels.sealing import opened_message
 from rehabref.events.outbox import Endpoint
 from rehabref.instance_secret import SecretBox
 from rehabref.principal import Principal
@@ -59,7 +60,9 @@ def test_an_assistant_route_plan_holds_every_row_and_the_answer():
     assert not planned.contact_tasks and not planned.coverage
     # The first message, recorded by the sandbox (a test key) and never sent, and the
     # conversation it opens.
-    (message,) = planned.messages
+    (stored,) = planned.messages
+    assert stored["content"].startswith("s1.k0.")  # sealed in the plan, as it is stored
+    message = opened_message(INTAKE.box.ring, stored)
     assert (message["channel"], message["state"], message["provider"]) == (
         "whatsapp",
         "sent",

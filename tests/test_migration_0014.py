@@ -17,6 +17,7 @@ from rehabref.db import sync_url
 from rehabref.instance_secret import SecretBox, load_key_ring
 from rehabref.migrate import alembic_config, upgrade
 from tests.support.databases import fresh_database
+from tests.support.key_file import key_file_only
 
 LEGACY = "Zt3" * 21 + "x"  # the form earlier releases generated: 64 URL-safe characters
 
@@ -24,9 +25,7 @@ LEGACY = "Zt3" * 21 + "x"  # the form earlier releases generated: 64 URL-safe ch
 def test_the_stored_secret_moves_to_the_key_file_and_referrals_are_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key_file = tmp_path / "keys" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "keys" / "rehabref.key")
     with fresh_database(tmp_path) as url:
         command.downgrade(alembic_config(url), "0013")
         engine = create_engine(sync_url(url))

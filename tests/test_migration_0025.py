@@ -18,6 +18,7 @@ from rehabref.instance_secret import load_key_ring
 from rehabref.migrate import alembic_config, upgrade
 from rehabref.referrals.sealing import FIRST_NAME, patient_identity
 from tests.support.databases import fresh_database
+from tests.support.key_file import key_file_only
 
 ROWS = 1203  # more than two batches of 500
 
@@ -37,9 +38,7 @@ def _insert(conn, rows: list[dict[str, object]]) -> None:
 def test_existing_patient_identifiers_are_sealed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key_file = tmp_path / "keys" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "keys" / "rehabref.key")
     ring = load_key_ring(None, key_file)
     now = datetime.now(UTC)
     with fresh_database(tmp_path) as url:
@@ -128,9 +127,7 @@ def test_it_refuses_to_seal_under_a_key_made_up_on_the_spot(
 ) -> None:
     """No REHABREF_SECRET_KEY and no key file where the application keeps it: rows to seal
     stop the migration instead of locking them under a new key nobody has."""
-    key_file = tmp_path / "elsewhere" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "elsewhere" / "rehabref.key")
     with fresh_database(tmp_path) as url:
         command.downgrade(alembic_config(url), "0024")
         engine = create_engine(sync_url(url))

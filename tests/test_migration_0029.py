@@ -35,6 +35,7 @@ from rehabref.intake.sealing import opened_state
 from rehabref.migrate import alembic_config, upgrade
 from rehabref.referrals.sealing import PHONE
 from tests.support.databases import fresh_database
+from tests.support.key_file import key_file_only
 
 ROWS = 1203  # more than two batches of 500
 ONLY_IN_REFERRALS = "+2348077777777"  # a web conversation's number: no message holds it
@@ -181,9 +182,7 @@ def _everything(conn: Connection) -> dict[str, list[tuple[object, ...]]]:
 def test_existing_messages_are_sealed_and_rekeyed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key_file = tmp_path / "keys" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "keys" / "rehabref.key")
     ring = load_key_ring(None, key_file)
     now = datetime.now(UTC)
     with fresh_database(tmp_path) as url:
@@ -251,9 +250,7 @@ def test_existing_messages_are_sealed_and_rekeyed_once(
 def test_it_refuses_to_seal_under_a_key_made_up_on_the_spot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key_file = tmp_path / "elsewhere" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "elsewhere" / "rehabref.key")
     with fresh_database(tmp_path) as url:
         command.downgrade(alembic_config(url), "0028")
         engine = create_engine(sync_url(url))

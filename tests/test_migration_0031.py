@@ -23,6 +23,7 @@ from rehabref.instance_secret import load_key_ring
 from rehabref.migrate import alembic_config, upgrade
 from rehabref.referrals.partner_metadata import partner_metadata
 from tests.support.databases import fresh_database
+from tests.support.key_file import key_file_only
 
 ROWS = 1203  # more than two batches of 500
 BEFORE = "0030"
@@ -93,9 +94,7 @@ def _referral(referral_id: str, metadata: Any, now: datetime) -> dict[str, Any]:
 def test_existing_events_and_metadata_are_sealed_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    key_file = tmp_path / "keys" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "keys" / "rehabref.key")
     ring = load_key_ring(None, key_file)
     now = datetime.now(UTC)
     events = [_event(n, now) for n in range(ROWS)]
@@ -172,9 +171,7 @@ def test_it_refuses_to_seal_under_a_key_made_up_on_the_spot(
 ) -> None:
     """No REHABREF_SECRET_KEY and no key file where the application keeps it: events to seal
     stop the migration instead of locking them under a new key nobody has."""
-    key_file = tmp_path / "elsewhere" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "elsewhere" / "rehabref.key")
     now = datetime.now(UTC)
     event = _event(1, now)
     with fresh_database(tmp_path) as url:

@@ -17,14 +17,13 @@ from rehabref.eligibility.member_sealing import NAME, opened_name, opened_phone
 from rehabref.instance_secret import load_key_ring
 from rehabref.migrate import alembic_config, upgrade
 from tests.support.databases import fresh_database
+from tests.support.key_file import key_file_only
 
 ROWS = 1102  # more than two batches of 500
 
 
 def test_existing_members_are_sealed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    key_file = tmp_path / "keys" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "keys" / "rehabref.key")
     ring = load_key_ring(None, key_file)
     now = datetime.now(UTC)
     already = seal(ring, NAME, "Sealed Before")
@@ -79,9 +78,7 @@ def test_a_value_sealed_under_a_key_missing_from_the_ring_stops_it(
 ) -> None:
     """Sealing it again would bury it under a second layer that readers open into
     ciphertext: the migration names the missing key instead."""
-    key_file = tmp_path / "keys" / "rehabref.key"
-    monkeypatch.delenv("REHABREF_SECRET_KEY", raising=False)
-    monkeypatch.setenv("REHABREF_SECRET_KEY_FILE", str(key_file))
+    key_file = key_file_only(monkeypatch, tmp_path / "keys" / "rehabref.key")
     load_key_ring(None, key_file)
     elsewhere = parse_key_ring(f"k9:{new_key()}")
     with fresh_database(tmp_path) as url:

@@ -16,6 +16,7 @@ from litestar import Response
 from rehabref.billing import commission_store as store
 from rehabref.billing.statement_csv import statement_csv
 from rehabref.cursors import page_envelope, page_params
+from rehabref.documents import attachment, document_format
 from rehabref.errors import ApiError
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.principal import Principal
@@ -24,7 +25,6 @@ from rehabref.scope import PartnerScope
 from rehabref.services import services_of
 
 BASE_PATH = "/api/v1/partners/commission-statements"
-FORMATS = ("json", "csv", "pdf")
 
 
 def _not_found() -> ApiError:
@@ -69,14 +69,7 @@ async def get_statement(request: PlainRequest, statement_id: str) -> Response[by
     services = services_of(request)
     principal = await services.auth.authenticate(request)
     _require_commission(principal)
-    kind = request.query_params.get("format", "json")
-    if kind not in FORMATS:
-        raise ApiError(
-            422,
-            "validation_error",
-            "Invalid query parameters.",
-            fields={"format": "Must be json, csv or pdf."},
-        )
+    kind = document_format(request.query_params)
     async with services.db.read() as conn:
         row = await store.get_statement(
             conn, scope=PartnerScope.of(principal), statement_id=statement_id
@@ -89,7 +82,7 @@ async def get_statement(request: PlainRequest, statement_id: str) -> Response[by
             {**store.record(row), "lines": [store.line_record(line) for line in lines]}
         )
     if kind == "csv":
-        content, media_type = statement_csv(row, lines), "text/csv; charset=utf-8"
+        content = statement_csv(row, lines)
     else:
         # Imported on first use: fpdf2 and matplotlib's font path add to process start.
         from rehabref.billing.statement_pdf import statement_pdf
@@ -97,17 +90,7 @@ async def get_statement(request: PlainRequest, statement_id: str) -> Response[by
         content = await asyncio.to_thread(
             statement_pdf, row, lines, partner_name=principal.partner_name
         )
-        media_type = "application/pdf"
-    return Response(
-        content=content,
-        media_type=media_type,
-        headers={
-            "Cache-Control": "no-store",
-            "Content-Disposition": (
-                f'attachment; filename="commission-{row.period}-{row.id}.{kind}"'
-            ),
-        },
-    )
+    return attachment(content, kind, f"commission-{row.period}-{row.id}.{kind}")
 
 
 ROUTES = [

@@ -22,6 +22,7 @@ from rehabref.clock import utcnow
 from rehabref.console.audit_page import viewed
 from rehabref.console.render import Posted, guarded_form, page, see_other, to_login
 from rehabref.console.session import Signed, signed_in
+from rehabref.documents import attachment
 from rehabref.errors import ApiError
 from rehabref.request_body import validate
 from rehabref.services import services_of
@@ -70,17 +71,10 @@ async def invoice_document(
         lines = await store.invoice_lines(conn, row.number)
     await viewed(request, signed, "payer_invoice.downloaded")
     if kind == "csv":
-        content, media_type = invoice_csv(row, lines), "text/csv; charset=utf-8"
+        content = invoice_csv(row, lines)
     else:
-        content, media_type = await asyncio.to_thread(invoice_pdf, row, lines), "application/pdf"
-    return Response(
-        content=content,
-        media_type=media_type,
-        headers={
-            "Cache-Control": "no-store",
-            "Content-Disposition": f'attachment; filename="{row.number}.{kind}"',
-        },
-    )
+        content = await asyncio.to_thread(invoice_pdf, row, lines)
+    return attachment(content, kind, f"{row.number}.{kind}")
 
 
 @post(PATH + "/{invoice_id:str}/{action:str}", include_in_schema=False, status_code=200)

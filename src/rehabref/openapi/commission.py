@@ -16,8 +16,8 @@ from rehabref.openapi.operations import (
     PAGE_PARAMETERS,
     REQUEST_ID,
     Operation,
+    document_format_query,
     errors,
-    query,
 )
 
 _STATEMENT_ID = {
@@ -64,11 +64,7 @@ OPERATIONS: tuple[Operation, ...] = (
         tag="commission",
         parameters=[
             _STATEMENT_ID,
-            query(
-                "format",
-                {"type": "string", "enum": ["json", "csv", "pdf"], "default": "json"},
-                "Answer as JSON (default), CSV or PDF.",
-            ),
+            document_format_query(),
         ],
         responses={
             200: ("The statement (JSON form shown).", StatementDetail, OK_HEADERS),

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rehabref.documents import FORMATS
 from rehabref.errors_schema import ErrorBody
 
 ResponseSpec = tuple[str, type[BaseModel] | None, dict[str, str]]
@@ -51,6 +52,15 @@ def query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]
         "schema": schema,
         "description": description,
     }
+
+
+def document_format_query() -> dict[str, Any]:
+    """``?format=`` of a statement or invoice (documents.py)."""
+    return query(
+        "format",
+        {"type": "string", "enum": list(FORMATS), "default": "json"},
+        "Answer as JSON (default), CSV or PDF.",
+    )
 
 
 # Every cursor-paged list takes these two (cursors.py).

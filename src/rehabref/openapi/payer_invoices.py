@@ -13,7 +13,14 @@ from rehabref.billing.payer_invoice_schemas import (
     PayerInvoiceRecord,
     RemittanceResult,
 )
-from rehabref.openapi.operations import PAGE_PARAMETERS, REQUEST_ID, Operation, errors, query
+from rehabref.openapi.operations import (
+    PAGE_PARAMETERS,
+    REQUEST_ID,
+    Operation,
+    document_format_query,
+    errors,
+    query,
+)
 
 _INVOICE_ID = {
     "name": "invoice_id",
@@ -77,11 +84,7 @@ OPERATIONS: tuple[Operation, ...] = (
         tag="ops",
         parameters=[
             _INVOICE_ID,
-            query(
-                "format",
-                {"type": "string", "enum": ["json", "csv", "pdf"], "default": "json"},
-                "Answer as JSON (default), CSV or PDF.",
-            ),
+            document_format_query(),
         ],
         responses={
             200: ("The invoice (JSON form shown).", PayerInvoiceDetail, REQUEST_ID),

@@ -22,6 +22,7 @@ from rehabref.billing.payer_invoice_pdf import invoice_pdf
 from rehabref.billing.payer_invoice_schemas import PayerInvoiceDraftIn, PayerInvoiceMoveIn
 from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
+from rehabref.documents import attachment, document_format
 from rehabref.errors import ApiError
 from rehabref.ops.auth import authenticate_operator
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -30,7 +31,6 @@ from rehabref.responses import json_response
 from rehabref.services import services_of
 
 BASE_PATH = "/api/v1/ops/payer-invoices"
-FORMATS = ("json", "csv", "pdf")
 STATUSES = ("draft", "issued", "paid")
 
 
@@ -78,14 +78,7 @@ async def list_invoices(request: PlainRequest) -> Response[bytes]:
 async def get_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]:
     """JSON with its lines; ``?format=csv`` or ``?format=pdf`` for the documents."""
     await authenticate_operator(request)
-    kind = request.query_params.get("format", "json")
-    if kind not in FORMATS:
-        raise ApiError(
-            422,
-            "validation_error",
-            "Invalid query parameters.",
-            fields={"format": "Must be json, csv or pdf."},
-        )
+    kind = document_format(request.query_params)
     async with services_of(request).db.read() as conn:
         row = await store.get(conn, invoice_id)
         if row is None:
@@ -96,18 +89,10 @@ async def get_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]
             {**store.record(row), "lines": [store.line_record(line) for line in lines]}
         )
     if kind == "csv":
-        content, media_type = invoice_csv(row, lines), "text/csv; charset=utf-8"
+        content = invoice_csv(row, lines)
     else:
         content = await asyncio.to_thread(invoice_pdf, row, lines)
-        media_type = "application/pdf"
-    return Response(
-        content=content,
-        media_type=media_type,
-        headers={
-            "Cache-Control": "no-store",
-            "Content-Disposition": f'attachment; filename="{row.number}.{kind}"',
-        },
-    )
+    return attachment(content, kind, f"{row.number}.{kind}")
 
 
 async def move_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]:

@@ -25,10 +25,9 @@ from rehabref.channels.sealing import (
     RECIPIENT,
     SENDER,
     TEXT,
-    open_text,
     opt_out_refs,
 )
-from rehabref.crypto import blind_index, seal
+from rehabref.crypto import blind_index, open_stored, seal
 from rehabref.db import sync_url
 from rehabref.instance_secret import load_key_ring
 from rehabref.intake.sealing import opened_state
@@ -211,8 +210,8 @@ def test_existing_messages_are_sealed_and_rekeyed_once(
             assert row.recipient.startswith("s1.k1.") and row.content.startswith("s1.k1.")
             assert row.recipient_ref == index(phone(n))
         eighth = sent[8]
-        assert open_text(ring, RECIPIENT, eighth.recipient) == phone(8)
-        content = open_text(ring, CONTENT, eighth.content)
+        assert open_stored(ring, RECIPIENT, eighth.recipient) == phone(8)
+        content = open_stored(ring, CONTENT, eighth.content)
         assert content is not None and json.loads(content) == to_json(Reply("Hello Ngozi8"))
         erased = sent[ROWS]
         assert (erased.id, erased.recipient, erased.recipient_ref) == (
@@ -221,10 +220,10 @@ def test_existing_messages_are_sealed_and_rekeyed_once(
             "erased",
         )
 
-        assert [open_text(ring, SENDER, row.sender) for row in received] == [phone(1)] * 2
+        assert [open_stored(ring, SENDER, row.sender) for row in received] == [phone(1)] * 2
         assert {row.sender_ref for row in received} == {index(phone(1))}
-        assert [open_text(ring, TEXT, row.text) for row in received] == ["My knee hurts", None]
-        assert open_text(ring, CHOICE, received[1].choice_id) == "slot:weekends"
+        assert [open_stored(ring, TEXT, row.text) for row in received] == ["My knee hurts", None]
+        assert open_stored(ring, CHOICE, received[1].choice_id) == "slot:weekends"
         assert all(row.text is None or row.text.startswith("s1.") for row in received)
 
         whatsapp, web = conversations

@@ -20,6 +20,7 @@ import hashlib
 import hmac
 import os
 import re
+from typing import overload
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -173,6 +174,12 @@ def open_optional(ring: KeyRing, purpose: str, sealed: str | None) -> str | None
     return None if sealed is None else open_sealed(ring, purpose, sealed)
 
 
+@overload
+def open_stored(ring: KeyRing, purpose: str, stored: str) -> str: ...
+@overload
+def open_stored(ring: KeyRing, purpose: str, stored: None) -> None: ...
+@overload
+def open_stored(ring: KeyRing, purpose: str, stored: str | None) -> str | None: ...
 def open_stored(ring: KeyRing, purpose: str, stored: str | None) -> str | None:
     """A stored column's text: a sealed value opened; a value written before its column was
     sealed (no envelope) read as it is."""

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rehabref.channels.sealing import CONTENT, RECIPIENT, address_ref, open_text
+from rehabref.channels.sealing import CONTENT, RECIPIENT, address_ref
+from rehabref.crypto import open_stored
 from tests.support.partners import TEST_RING
 
 
 def opened_content(stored: str) -> dict[str, Any]:
     """A stored ``outbound_messages.content``: the JSON of ``channels.content.to_json``."""
-    text = open_text(TEST_RING, CONTENT, stored)
+    text = open_stored(TEST_RING, CONTENT, stored)
     assert text is not None
     decoded: dict[str, Any] = json.loads(text)
     return decoded
@@ -20,7 +21,7 @@ def opened_content(stored: str) -> dict[str, Any]:
 
 def opened_recipient(stored: str) -> str:
     """A stored ``outbound_messages.recipient``: the phone or e-mail address."""
-    address = open_text(TEST_RING, RECIPIENT, stored)
+    address = open_stored(TEST_RING, RECIPIENT, stored)
     assert address is not None
     return address
 

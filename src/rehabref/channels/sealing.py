@@ -20,11 +20,10 @@ from typing import Any
 
 from rehabref.channels.content import Content, to_json
 from rehabref.crypto import (
-    SEALED_PREFIX,
     KeyRing,
     blind_index,
     blind_indexes,
-    open_sealed,
+    open_stored,
     seal,
     seal_optional,
 )
@@ -61,13 +60,6 @@ def opt_out_refs(ring: KeyRing, address: str) -> list[str]:
     return [*address_refs(ring, address), legacy_address_ref(address)]
 
 
-def open_text(ring: KeyRing, purpose: str, stored: str | None) -> str | None:
-    """A stored value's text; a value written before sealing is plain and read as it is."""
-    if stored is None or not stored.startswith(SEALED_PREFIX):
-        return stored
-    return open_sealed(ring, purpose, stored)
-
-
 def sealed_content(ring: KeyRing, content: Content) -> str:
     """The content as stored: its JSON (``channels.content.to_json``), sealed."""
     return seal(ring, CONTENT, json.dumps(to_json(content), separators=(",", ":")))
@@ -86,12 +78,9 @@ def opened_message(ring: KeyRing, row: Mapping[Any, Any]) -> dict[str, Any]:
     """An outbound message row with its recipient in clear and its content as the JSON
     ``channels.content.from_json`` reads."""
     opened = dict(row)
-    opened["recipient"] = open_text(ring, RECIPIENT, row["recipient"])
-    stored = row["content"]
-    # A row from before 0029 holds the JSON text itself (or, read through a JSON type, the
-    # decoded value).
-    text = open_text(ring, CONTENT, stored) if isinstance(stored, str) else None
-    opened["content"] = json.loads(text) if text is not None else stored
+    opened["recipient"] = open_stored(ring, RECIPIENT, row["recipient"])
+    # A row from before 0029 holds the JSON text itself.
+    opened["content"] = json.loads(open_stored(ring, CONTENT, row["content"]))
     return opened
 
 
@@ -111,7 +100,7 @@ def sealed_inbound_columns(
 def opened_inbound(ring: KeyRing, row: Mapping[Any, Any]) -> dict[str, Any]:
     """A received message row with its sender, text and choice in clear."""
     opened = dict(row)
-    opened["sender"] = open_text(ring, SENDER, row["sender"])
-    opened["text"] = open_text(ring, TEXT, row["text"])
-    opened["choice_id"] = open_text(ring, CHOICE, row["choice_id"])
+    opened["sender"] = open_stored(ring, SENDER, row["sender"])
+    opened["text"] = open_stored(ring, TEXT, row["text"])
+    opened["choice_id"] = open_stored(ring, CHOICE, row["choice_id"])
     return opened

@@ -20,7 +20,6 @@ import msgspec
 from rehabref.crypto import (
     SEALED_PREFIX,
     KeyRing,
-    open_sealed,
     open_sealed_bytes,
     open_stored,
     seal,
@@ -44,7 +43,7 @@ def sealed_event_row(ring: KeyRing, row: dict[str, Any]) -> dict[str, Any]:
 
 def event_data(ring: KeyRing, stored: str) -> dict[str, Any]:
     """The event's ``data``; a row stored before sealing holds plain JSON text."""
-    text = open_sealed(ring, DATA, stored) if stored.startswith(SEALED_PREFIX) else stored
+    text = open_stored(ring, DATA, stored)
     data: dict[str, Any] = msgspec.json.decode(text)
     return data
 

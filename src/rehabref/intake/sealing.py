@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rehabref.crypto import SEALED_PREFIX, KeyRing, open_sealed, seal
+from rehabref.crypto import KeyRing, open_stored, seal
 
 STATE = "intake.conversation_state"
 
@@ -21,10 +21,7 @@ def sealed_state(ring: KeyRing, state: dict[str, Any]) -> str:
     return seal(ring, STATE, json.dumps(state, separators=(",", ":")))
 
 
-def opened_state(ring: KeyRing, stored: str | dict[str, Any]) -> dict[str, Any]:
-    """The state's JSON; a row read through a JSON type (before 0029) is already decoded."""
-    if isinstance(stored, dict):
-        return stored
-    text = open_sealed(ring, STATE, stored) if stored.startswith(SEALED_PREFIX) else stored
-    decoded: dict[str, Any] = json.loads(text)
+def opened_state(ring: KeyRing, stored: str) -> dict[str, Any]:
+    """The state's JSON; a row from before 0029 holds the JSON text itself."""
+    decoded: dict[str, Any] = json.loads(open_stored(ring, STATE, stored))
     return decoded

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from rehabref.crypto import SEALED_PREFIX, KeyRing, open_sealed, seal
+from rehabref.crypto import KeyRing, open_stored, seal
 
 METADATA = "referral.partner_metadata"
 
@@ -26,10 +26,10 @@ def sealed_metadata(ring: KeyRing, metadata: dict[str, Any] | None) -> str | Non
     return seal(ring, METADATA, msgspec.json.encode(metadata).decode())
 
 
-def partner_metadata(ring: KeyRing, stored: str | dict[str, Any] | None) -> dict[str, Any] | None:
+def partner_metadata(ring: KeyRing, stored: str | None) -> dict[str, Any] | None:
     """The partner's metadata as it sent it; a value stored before sealing is plain JSON."""
-    if stored is None or isinstance(stored, dict):
-        return stored
-    text = open_sealed(ring, METADATA, stored) if stored.startswith(SEALED_PREFIX) else stored
+    if stored is None:
+        return None
+    text = open_stored(ring, METADATA, stored)
     metadata: dict[str, Any] | None = msgspec.json.decode(text)
     return metadata

@@ -8,10 +8,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
+from rehabref.audit.rows import AuditEventRow
 from rehabref.clock import iso
 from rehabref.cursors import decode_cursor, encode_cursor, page_params
 from rehabref.db import table
@@ -56,7 +57,9 @@ def _identifier(query: Mapping[str, str], name: str, problems: dict[str, str]) -
     return value
 
 
-async def list_events(conn: AsyncConnection, where: AuditQuery) -> tuple[Sequence[Row[Any]], bool]:
+async def list_events(
+    conn: AsyncConnection, where: AuditQuery
+) -> tuple[Sequence[AuditEventRow], bool]:
     statement = select(_events).order_by(_events.c.id.desc()).limit(where.limit + 1)
     if where.referral_id is not None:
         statement = statement.where(_events.c.referral_id == where.referral_id)
@@ -70,7 +73,7 @@ async def list_events(conn: AsyncConnection, where: AuditQuery) -> tuple[Sequenc
     return rows[: where.limit], len(rows) > where.limit
 
 
-def event_view(row: Row[Any]) -> dict[str, Any]:
+def event_view(row: AuditEventRow) -> dict[str, Any]:
     return {
         "id": row.id,
         "chain": row.chain,

@@ -20,6 +20,7 @@ from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.audit.chain import GENESIS, Entry, link_hash
+from rehabref.audit.rows import AuditEventRow
 from rehabref.db import table
 from rehabref.tables.audit import AuditChain, AuditEvent
 
@@ -116,7 +117,7 @@ async def _verify_one(conn: AsyncConnection, head: Row[Any], batch: int) -> Verd
     return Verdict(True, checked)
 
 
-def _problem(row: Row[Any], expected_seq: int, prev_hash: str) -> str | None:
+def _problem(row: AuditEventRow, expected_seq: int, prev_hash: str) -> str | None:
     if row.seq != expected_seq:
         return f"record {expected_seq} is missing"
     if row.prev_hash != prev_hash:

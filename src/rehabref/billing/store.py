@@ -9,6 +9,7 @@ from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.billing.policy import AWAITING_ATTENDANCE, HELD
+from rehabref.billing.rows import PaymentRequestRow, PaymentRow
 from rehabref.db import table
 from rehabref.tables.billing import Payment, PaymentRefund, PaymentRequest
 
@@ -59,7 +60,7 @@ async def insert_request(conn: AsyncConnection, row: dict[str, Any]) -> None:
     await conn.execute(insert(requests), row)
 
 
-async def request_by_token(conn: AsyncConnection, token: str) -> Row[Any] | None:
+async def request_by_token(conn: AsyncConnection, token: str) -> PaymentRequestRow | None:
     if not token or len(token) > 64:
         return None
     return (await conn.execute(select(requests).where(requests.c.pay_token == token))).first()
@@ -67,7 +68,7 @@ async def request_by_token(conn: AsyncConnection, token: str) -> Row[Any] | None
 
 async def request_by_reference(
     conn: AsyncConnection, reference: str, *, lock: bool = False
-) -> Row[Any] | None:
+) -> PaymentRequestRow | None:
     if not reference or len(reference) > 64:
         return None
     query = select(requests).where(requests.c.reference == reference)
@@ -84,7 +85,7 @@ async def set_request_status(
     )
 
 
-async def payment_of_request(conn: AsyncConnection, request_id: str) -> Row[Any] | None:
+async def payment_of_request(conn: AsyncConnection, request_id: str) -> PaymentRow | None:
     return (
         await conn.execute(select(payments).where(payments.c.payment_request_id == request_id))
     ).first()
@@ -92,7 +93,7 @@ async def payment_of_request(conn: AsyncConnection, request_id: str) -> Row[Any]
 
 async def payment_by_reference(
     conn: AsyncConnection, reference: str, *, lock: bool = False
-) -> Row[Any] | None:
+) -> PaymentRow | None:
     if not reference or len(reference) > 64:
         return None
     query = select(payments).where(payments.c.reference == reference)
@@ -105,7 +106,7 @@ async def insert_payment(conn: AsyncConnection, row: dict[str, Any]) -> None:
     await conn.execute(insert(payments), row)
 
 
-async def waiting_for_attendance(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+async def waiting_for_attendance(conn: AsyncConnection, referral_id: str) -> list[PaymentRow]:
     """Payments of a referral held until its visit is attended, oldest first, locked."""
     query = (
         select(payments)
@@ -135,7 +136,7 @@ async def insert_refund(conn: AsyncConnection, row: dict[str, Any]) -> None:
     await conn.execute(insert(refunds), row)
 
 
-async def payments_of_referral(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+async def payments_of_referral(conn: AsyncConnection, referral_id: str) -> list[PaymentRow]:
     query = select(payments).where(payments.c.referral_id == referral_id).order_by(payments.c.id)
     return list((await conn.execute(query)).all())
 

@@ -16,20 +16,22 @@ session its visit is recorded in. Services never commit.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions
 from rehabref.care.availability_store import appointments, schedule_of
+from rehabref.care.rows import AppointmentRow
 from rehabref.care.sealing import change_reason, sealed_change_reason
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.transitions import APPOINTMENT_MODES, lock_referral
 from rehabref.tables.matching import Physiotherapist
 from rehabref.tables.referrals import Referral
@@ -40,6 +42,22 @@ SESSION_TYPE = "Home or clinic visit"
 # Referral statuses past booking: a visit is no longer booked for them.
 UNBOOKABLE = frozenset({"closed", "cancelled", "attended", "paid"})
 MODALITY_OF = {"face_to_face": "home_visit", "remote": "remote"}
+
+
+class BookablePhysio(Protocol):
+    """What a booking reads of the physiotherapist's row (``physiotherapists``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def partner_id(self) -> str | None: ...
+
+    @property
+    def environment(self) -> str: ...
+
+    @property
+    def active(self) -> bool: ...
 
 
 def slot_unavailable(message: str) -> ApiError:
@@ -57,7 +75,7 @@ def _invalid(field: str, message: str) -> ApiError:
 
 async def get_appointment(
     conn: AsyncConnection, appointment_id: str, *, lock: bool = False
-) -> Row[Any]:
+) -> AppointmentRow:
     query = select(appointments).where(appointments.c.id == appointment_id)
     row = (await conn.execute(query.with_for_update() if lock else query)).first()
     if row is None:
@@ -65,7 +83,7 @@ async def get_appointment(
     return row
 
 
-async def booked_for_referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
+async def booked_for_referral(conn: AsyncConnection, referral_id: str) -> AppointmentRow | None:
     return (
         await conn.execute(
             select(appointments).where(
@@ -75,7 +93,7 @@ async def booked_for_referral(conn: AsyncConnection, referral_id: str) -> Row[An
     ).first()
 
 
-async def for_referral(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+async def for_referral(conn: AsyncConnection, referral_id: str) -> list[AppointmentRow]:
     query = (
         select(appointments)
         .where(appointments.c.referral_id == referral_id)
@@ -84,7 +102,9 @@ async def for_referral(conn: AsyncConnection, referral_id: str) -> list[Row[Any]
     return list((await conn.execute(query)).all())
 
 
-async def _lock_physio(conn: AsyncConnection, physio_id: str, referral: Row[Any]) -> Row[Any]:
+async def _lock_physio(
+    conn: AsyncConnection, physio_id: str, referral: ReferralRow
+) -> BookablePhysio:
     physio = (
         await conn.execute(select(_physios).where(_physios.c.id == physio_id).with_for_update())
     ).first()
@@ -115,7 +135,7 @@ async def book(
     care_mode: str,
     actor: str,
     now: datetime,
-) -> Row[Any]:
+) -> AppointmentRow:
     """Book the referral's visit into a free slot and schedule its care session."""
     referral = await lock_referral(conn, referral_id)
     if referral is None:
@@ -152,14 +172,14 @@ async def book(
 async def _book_slot(
     conn: AsyncConnection,
     *,
-    referral: Row[Any],
-    physio: Row[Any],
+    referral: ReferralRow,
+    physio: BookablePhysio,
     starts_at: datetime,
     care_mode: str,
     actor: str,
     now: datetime,
     session_id: str | None,
-) -> Row[Any]:
+) -> AppointmentRow:
     when = as_utc(starts_at).replace(microsecond=0)
     schedule = await schedule_of(conn, physio_id=physio.id, start=when, end=when)
     refusal = schedule.refusal(when, now=now)
@@ -200,7 +220,7 @@ async def _book_slot(
     return await get_appointment(conn, appointment_id)
 
 
-def _check_booked(row: Row[Any]) -> None:
+def _check_booked(row: AppointmentRow) -> None:
     if row.status != "booked":
         raise ApiError(
             409,
@@ -218,7 +238,7 @@ async def reschedule(
     actor: str,
     now: datetime,
     ring: KeyRing,
-) -> Row[Any]:
+) -> AppointmentRow:
     """Move a booked visit to another free slot of the same physiotherapist: the old
     appointment becomes ``rescheduled`` (its slot is free again), a new one is booked, and the
     care session moves with it."""
@@ -254,7 +274,7 @@ async def reschedule(
     return new
 
 
-async def _referral_of(conn: AsyncConnection, appointment_id: str) -> Row[Any]:
+async def _referral_of(conn: AsyncConnection, appointment_id: str) -> ReferralRow:
     row = await get_appointment(conn, appointment_id)
     referral = await lock_referral(conn, row.referral_id)
     assert referral is not None  # foreign key
@@ -293,7 +313,7 @@ async def cancel(
     actor: str,
     now: datetime,
     ring: KeyRing,
-) -> Row[Any]:
+) -> AppointmentRow:
     """Cancel a booked visit (its slot is free again, its scheduled session cancelled); the
     referral stays open and waits for a new booking (``appointment_status: cancelled``)."""
     await _referral_of(conn, appointment_id)
@@ -310,7 +330,7 @@ async def cancel(
 
 async def _release(
     conn: AsyncConnection,
-    row: Row[Any],
+    row: AppointmentRow,
     *,
     reason: str,
     actor: str,
@@ -350,7 +370,7 @@ async def release_for_referral(
 
 async def mark_attended(
     conn: AsyncConnection, *, referral_id: str, via: str, actor: str, now: datetime
-) -> Row[Any] | None:
+) -> AppointmentRow | None:
     """The referral's booked visit took place (``via``: check_in or override); never before
     its slot starts."""
     row = await booked_for_referral(conn, referral_id)
@@ -375,7 +395,7 @@ async def mark_attended(
     return await get_appointment(conn, row.id)
 
 
-def appointment_view(ring: KeyRing, row: Row[Any]) -> dict[str, Any]:
+def appointment_view(ring: KeyRing, row: AppointmentRow) -> dict[str, Any]:
     return {
         "appointment_id": row.id,
         "referral_id": row.referral_id,

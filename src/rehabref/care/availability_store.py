@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
-from typing import Any
 
-from sqlalchemy import ColumnElement, Row, delete, insert, or_, select
+from sqlalchemy import ColumnElement, delete, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.availability import DaysOff, Schedule, WeeklyWindow, local_day
+from rehabref.care.rows import AvailabilityExceptionRow, AvailabilityRuleRow
 from rehabref.clock import as_utc
 from rehabref.db import table
 from rehabref.ids import new_id
@@ -28,7 +28,7 @@ HOLDING = ("booked", "attended")
 MATCHING_HORIZON = timedelta(days=14)
 
 
-def window_of(row: Row[Any]) -> WeeklyWindow:
+def window_of(row: AvailabilityRuleRow) -> WeeklyWindow:
     return WeeklyWindow(
         weekday=row.weekday,
         start_minute=row.start_minute,
@@ -38,7 +38,7 @@ def window_of(row: Row[Any]) -> WeeklyWindow:
     )
 
 
-async def windows_of(conn: AsyncConnection, physio_id: str) -> list[Row[Any]]:
+async def windows_of(conn: AsyncConnection, physio_id: str) -> list[AvailabilityRuleRow]:
     query = (
         select(rules)
         .where(rules.c.physio_id == physio_id)
@@ -109,7 +109,7 @@ async def remove_days_off(conn: AsyncConnection, exception_id: str) -> bool:
 
 async def days_off_rows(
     conn: AsyncConnection, *, physio_id: str | None, since: date
-) -> list[Row[Any]]:
+) -> list[AvailabilityExceptionRow]:
     """Days off ending on or after ``since``: the physiotherapist's and public holidays."""
     owner: ColumnElement[bool] = exceptions.c.physio_id.is_(None)
     if physio_id is not None:
@@ -122,7 +122,7 @@ async def days_off_rows(
     return list((await conn.execute(query)).all())
 
 
-def _days_off(row: Row[Any]) -> DaysOff:
+def _days_off(row: AvailabilityExceptionRow) -> DaysOff:
     return DaysOff(starts_on=row.starts_on, ends_on=row.ends_on, kind=row.kind, reason=row.reason)
 
 

@@ -140,6 +140,7 @@ def render_pdf(
         _line(pdf, "-", "No completed sessions.")
     for row in completed:
         seconds = duration_seconds(row) or 0
+        assert row.check_in_at is not None  # completed sessions were checked in
         _line(
             pdf,
             f"Session {row.session_number}",

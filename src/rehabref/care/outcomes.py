@@ -21,10 +21,10 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.assessments import list_assessments
+from rehabref.care.rows import CareSessionRow
 from rehabref.clock import as_utc
 from rehabref.crypto import KeyRing
 from rehabref.db import table
@@ -77,15 +77,20 @@ class Outcome:
     start: datetime | None = None
     end: datetime | None = None
     measures: list[dict[str, Any]] = field(default_factory=list)
-    sessions: list[Row[Any]] = field(default_factory=list)
+    sessions: list[CareSessionRow] = field(default_factory=list)
 
 
-def compute(referral: ReferralRow, sessions: list[Row[Any]], assessments: Sequence[Any]) -> Outcome:
+def compute(
+    referral: ReferralRow, sessions: list[CareSessionRow], assessments: Sequence[Any]
+) -> Outcome:
     """``assessments``: rows with their answers opened (``assessments.list_assessments``)."""
     result = Outcome()
     completed = [row for row in sessions if row.status == "completed"]
     points: list[tuple[datetime, int, float]] = []  # (time, order, score)
     for row in completed:
+        # complete_session writes both times and both scores of every completed session.
+        assert row.check_in_at is not None and row.check_out_at is not None
+        assert row.pain_before is not None and row.pain_after is not None
         points.append((as_utc(row.check_in_at), 0, float(row.pain_before)))
         points.append((as_utc(row.check_out_at), 1, float(row.pain_after)))
     for item in assessments:

@@ -17,11 +17,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.gps import verify_check_in
 from rehabref.care.invoices import next_invoice_reference
+from rehabref.care.rows import CareSessionRow
 from rehabref.care.sealing import sealed_cancel_reason, sealed_session_notes
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.crypto import KeyRing
@@ -62,7 +63,9 @@ def _invalid(fields: dict[str, str]) -> ApiError:
     )
 
 
-async def get_session(conn: AsyncConnection, *, session_id: str, lock: bool = False) -> Row[Any]:
+async def get_session(
+    conn: AsyncConnection, *, session_id: str, lock: bool = False
+) -> CareSessionRow:
     query = select(sessions).where(sessions.c.id == session_id)
     row = (await conn.execute(query.with_for_update() if lock else query)).first()
     if row is None:
@@ -166,7 +169,7 @@ async def start_session(
     actor: str,
     accuracy_m: float | None = None,
     refusal: str | None = None,
-) -> Row[Any]:
+) -> CareSessionRow:
     """Check in; ``refusal`` says why the device gave no position (the check-in is then
     recorded without one and verifies as ``location_refused``)."""
     row = await get_session(conn, session_id=session_id, lock=True)
@@ -187,6 +190,11 @@ async def start_session(
         )
     )
     return await get_session(conn, session_id=session_id)
+
+
+def _pair(lat: float | None, lng: float | None) -> tuple[float, float] | None:
+    """A stored point (latitude and longitude are written together), or None."""
+    return None if lat is None or lng is None else (lat, lng)
 
 
 def pain_reduction(before: int, after: int) -> dict[str, Any]:
@@ -210,20 +218,21 @@ async def complete_session(
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
     invoice_reference: str | None = None,
-) -> Row[Any]:
+) -> CareSessionRow:
     """``invoice_reference``: the payer invoice's line when an HMO or employer is billed
     (workflows/sessions.py); otherwise the partner's own monthly numbering (invoices.py).
     The notes are stored sealed under ``ring``; the event carries them opened."""
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "completed")
     point = _point(row.modality, check_out_lat, check_out_lng, "check_out", check_out_refused)
+    assert row.check_in_at is not None  # in progress: checked in (check_move above)
     check_in_at = as_utc(row.check_in_at)
     if as_utc(check_out_at) < check_in_at:
         raise _invalid({"check_out_at": "Must not be before the check-in time."})
     referral = await lock_referral(conn, row.referral_id)
     assert referral is not None  # foreign key
-    check_in = (row.check_in_lat, row.check_in_lng) if row.check_in_lat is not None else None
-    location = (row.location_lat, row.location_lng) if row.location_lat is not None else None
+    check_in = _pair(row.check_in_lat, row.check_in_lng)
+    location = _pair(row.location_lat, row.location_lng)
     gps = verify_check_in(
         modality=row.modality,
         check_in=check_in,
@@ -281,14 +290,19 @@ async def complete_session(
     return done
 
 
-def duration_seconds(row: Row[Any]) -> int | None:
+def duration_seconds(row: CareSessionRow) -> int | None:
     if row.check_in_at is None or row.check_out_at is None:
         return None
     return int((as_utc(row.check_out_at) - as_utc(row.check_in_at)).total_seconds())
 
 
 def completed_event_data(
-    row: Row[Any], *, provider: str, gps: dict[str, Any], clinical: bool, notes_summary: str | None
+    row: CareSessionRow,
+    *,
+    provider: str,
+    gps: dict[str, Any],
+    clinical: bool,
+    notes_summary: str | None,
 ) -> dict[str, Any]:
     """``notes_summary``: the session's notes as written (the row holds them sealed)."""
     seconds = duration_seconds(row) or 0
@@ -311,7 +325,11 @@ def completed_event_data(
         data["clinical_summary"] = {
             "pain_score_before": row.pain_before,
             "pain_score_after": row.pain_after,
-            "pain_reduction": pain_reduction(row.pain_before, row.pain_after),
+            "pain_reduction": (
+                None
+                if row.pain_before is None or row.pain_after is None
+                else pain_reduction(row.pain_before, row.pain_after)
+            ),
             "notes_summary": notes_summary,
         }
     return data
@@ -319,7 +337,7 @@ def completed_event_data(
 
 async def cancel_session(
     conn: AsyncConnection, *, session_id: str, reason: str, actor: str, ring: KeyRing
-) -> Row[Any]:
+) -> CareSessionRow:
     row = await get_session(conn, session_id=session_id, lock=True)
     check_move(row.status, "cancelled")
     await conn.execute(

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.availability import Slot
+from rehabref.care.rows import SlotOfferRow
 from rehabref.clock import as_utc, iso
 from rehabref.db import table
 from rehabref.ids import new_id
@@ -66,12 +66,12 @@ async def create(
     return offer_id
 
 
-def starts_of(offer: Row[Any]) -> tuple[datetime, ...]:
+def starts_of(offer: SlotOfferRow) -> tuple[datetime, ...]:
     """The offered slot starts, in the order they were numbered (1 first)."""
     return tuple(as_utc(datetime.fromisoformat(str(value))) for value in offer.slots)
 
 
-async def get(conn: AsyncConnection, offer_id: str, *, lock: bool = True) -> Row[Any] | None:
+async def get(conn: AsyncConnection, offer_id: str, *, lock: bool = True) -> SlotOfferRow | None:
     """One offer, locked on PostgreSQL unless ``lock`` is False (lock the referral first)."""
     query = select(offers).where(offers.c.id == offer_id)
     if lock and conn.dialect.name == "postgresql":
@@ -79,7 +79,7 @@ async def get(conn: AsyncConnection, offer_id: str, *, lock: bool = True) -> Row
     return (await conn.execute(query)).first()
 
 
-async def open_for_referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
+async def open_for_referral(conn: AsyncConnection, referral_id: str) -> SlotOfferRow | None:
     """The referral's open offer, locked on PostgreSQL (lock the referral first)."""
     query = select(offers).where(offers.c.referral_id == referral_id, offers.c.status == "open")
     if conn.dialect.name == "postgresql":
@@ -87,7 +87,7 @@ async def open_for_referral(conn: AsyncConnection, referral_id: str) -> Row[Any]
     return (await conn.execute(query)).first()
 
 
-async def for_referral(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+async def for_referral(conn: AsyncConnection, referral_id: str) -> list[SlotOfferRow]:
     query = (
         select(offers)
         .where(offers.c.referral_id == referral_id)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row
-
+from rehabref.care.rows import CareSessionRow
 from rehabref.care.sealing import SESSION_NOTES, session_notes
 from rehabref.care.sessions import duration_seconds
 from rehabref.care.store import SessionListRow
@@ -14,7 +13,7 @@ from rehabref.crypto import KeyRing
 from rehabref.referrals.sealing import open_text
 
 
-def ops_session_view(row: Row[Any], *, provider_name: str, ring: KeyRing) -> dict[str, Any]:
+def ops_session_view(row: CareSessionRow, *, provider_name: str, ring: KeyRing) -> dict[str, Any]:
     seconds = duration_seconds(row)
     notes = session_notes(ring, row)
     location = (

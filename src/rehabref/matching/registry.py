@@ -11,7 +11,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
@@ -20,6 +20,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
 from rehabref.matching.roster import LIVE_REGISTRY
+from rehabref.matching.rows import PhysioRow
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
 from rehabref.places import area_key, city_key
 from rehabref.tables.matching import Physiotherapist
@@ -28,7 +29,7 @@ physios = table(Physiotherapist)
 _CURSOR_ID = re.compile(r"^phy_[0-9a-z]{26}$")
 
 
-def record(row: Row[Any]) -> dict[str, Any]:
+def record(row: PhysioRow) -> dict[str, Any]:
     """The ops API representation (PhysioRecord)."""
     return {
         "physio_id": row.id,
@@ -60,13 +61,13 @@ def _values(data: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-async def get_physio(conn: AsyncConnection, *, physio_id: str) -> Row[Any] | None:
+async def get_physio(conn: AsyncConnection, *, physio_id: str) -> PhysioRow | None:
     return (
         await conn.execute(select(physios).where(LIVE_REGISTRY, physios.c.id == physio_id))
     ).first()
 
 
-async def by_license(conn: AsyncConnection, *, license_number: str) -> Row[Any] | None:
+async def by_license(conn: AsyncConnection, *, license_number: str) -> PhysioRow | None:
     return (
         await conn.execute(
             select(physios).where(LIVE_REGISTRY, physios.c.license_number == license_number)
@@ -74,7 +75,7 @@ async def by_license(conn: AsyncConnection, *, license_number: str) -> Row[Any] 
     ).first()
 
 
-async def create_physio(conn: AsyncConnection, *, data: PhysioCreate, now: datetime) -> Row[Any]:
+async def create_physio(conn: AsyncConnection, *, data: PhysioCreate, now: datetime) -> PhysioRow:
     if await by_license(conn, license_number=data.license_number) is not None:
         raise ApiError(
             409,
@@ -101,7 +102,7 @@ async def create_physio(conn: AsyncConnection, *, data: PhysioCreate, now: datet
 
 async def update_physio(
     conn: AsyncConnection, *, physio_id: str, changes: PhysioUpdate, now: datetime
-) -> Row[Any]:
+) -> PhysioRow:
     values = _values(changes.model_dump(exclude_unset=True))
     result = await conn.execute(
         update(physios)
@@ -122,7 +123,7 @@ async def list_physios(
     active: bool | None,
     after_id: str | None,
     limit: int,
-) -> tuple[list[Row[Any]], bool]:
+) -> tuple[list[PhysioRow], bool]:
     query = select(physios).where(LIVE_REGISTRY).order_by(physios.c.id).limit(limit + 1)
     if city is not None:
         query = query.where(physios.c.city_key == city_key(city))
@@ -130,7 +131,7 @@ async def list_physios(
         query = query.where(physios.c.active == active)
     if after_id is not None:
         query = query.where(physios.c.id > after_id)
-    rows = list((await conn.execute(query)).all())
+    rows: list[PhysioRow] = list((await conn.execute(query)).all())
     return rows[:limit], len(rows) > limit
 
 

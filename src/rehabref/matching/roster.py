@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
-from sqlalchemy import ColumnElement, Row, and_, select
+from sqlalchemy import ColumnElement, and_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.db import table
+from rehabref.matching.rows import PhysioRow
 from rehabref.places import city_key
+from rehabref.referrals.rows import ReferralRow
 from rehabref.tables.matching import Physiotherapist
 
 _physios = table(Physiotherapist)
@@ -35,8 +37,8 @@ def in_scope(*, environment: str, partner_id: str) -> ColumnElement[bool]:
 
 class Roster(Protocol):
     async def physiotherapists(
-        self, conn: AsyncConnection, *, referral: Row[Any]
-    ) -> Sequence[Row[Any]]:
+        self, conn: AsyncConnection, *, referral: ReferralRow
+    ) -> Sequence[PhysioRow]:
         """The active physiotherapists of the referral's city (physiotherapists rows)."""
         ...
 
@@ -45,8 +47,8 @@ class RegistryRoster:
     """The live registry (ops API, console, CSV import)."""
 
     async def physiotherapists(
-        self, conn: AsyncConnection, *, referral: Row[Any]
-    ) -> Sequence[Row[Any]]:
+        self, conn: AsyncConnection, *, referral: ReferralRow
+    ) -> Sequence[PhysioRow]:
         query = select(_physios).where(
             LIVE_REGISTRY,
             _physios.c.city_key == city_key(referral.patient_city),

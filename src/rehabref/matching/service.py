@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
@@ -22,9 +22,11 @@ from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
 from rehabref.matching.assignments import basis_of, record_assignment
 from rehabref.matching.roster import Roster, RosterSources
+from rehabref.matching.rows import PhysioRow
 from rehabref.matching.rules import Candidate, acceptable_modalities, rank, wanted_specialization
 from rehabref.places import area_from_city_field, area_key
 from rehabref.referrals.event_data import callback_targets, contract_of, referral_base
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import clinical_text
 from rehabref.referrals.tasks import open_unmatched_task
 from rehabref.referrals.transitions import lock_referral
@@ -47,7 +49,7 @@ def week_start(now: datetime) -> datetime:
     return day - timedelta(days=day.weekday())
 
 
-async def _care_mode(conn: AsyncConnection, referral: Row[Any]) -> str | None:
+async def _care_mode(conn: AsyncConnection, referral: ReferralRow) -> str | None:
     """The patient's intake answer when there is one, else the referral's care_mode."""
     answered = (
         await conn.execute(
@@ -87,7 +89,7 @@ async def candidates(
     conn: AsyncConnection,
     *,
     roster: Roster,
-    referral: Row[Any],
+    referral: ReferralRow,
     care_mode: str | None,
     now: datetime,
 ) -> list[Candidate]:
@@ -116,7 +118,7 @@ async def candidates(
     ]
 
 
-def _patient_area(referral: Row[Any]) -> str | None:
+def _patient_area(referral: ReferralRow) -> str | None:
     if referral.patient_area:
         return area_key(referral.patient_area)
     return area_from_city_field(referral.patient_city)
@@ -181,7 +183,7 @@ async def match_referral(
 
 async def _claim_slot(
     conn: AsyncConnection, candidate: Candidate, *, environment: str, now: datetime
-) -> Row[Any] | None:
+) -> PhysioRow | None:
     """Lock the physiotherapist row and re-count: concurrent matches cannot overbook."""
     physio = (
         await conn.execute(
@@ -200,8 +202,8 @@ async def assign(
     conn: AsyncConnection,
     *,
     ring: KeyRing,
-    referral: Row[Any],
-    physio: Row[Any],
+    referral: ReferralRow,
+    physio: PhysioRow,
     now: datetime,
 ) -> datetime:
     """Give the (locked) referral to ``physio`` and tell the partner (``provider.matched``);
@@ -236,7 +238,7 @@ async def assign(
     return matched_at
 
 
-def physio_summary(physio: Row[Any], *, include_phone: bool) -> dict[str, Any]:
+def physio_summary(physio: PhysioRow, *, include_phone: bool) -> dict[str, Any]:
     """What partners learn about the assigned physiotherapist (phone for clinical partners)."""
     summary: dict[str, Any] = {
         "name": physio.name,

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Protocol
 
-from sqlalchemy import Row, or_, select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.intake.rows import AssistantSessionRow
 from rehabref.referrals.coordinator_notes import opened_transition, sealed_task_note
+from rehabref.referrals.rows import ContactTaskRow, PatientColumns, ReferralRow
 from rehabref.scope import OperatorScope
 from rehabref.tables.intake import AssistantSession, ContactTask
 from rehabref.tables.referrals import Referral, ReferralTransition
@@ -50,7 +53,7 @@ async def list_referrals(
     where: ReferralFilter,
     before_id: str | None,
     limit: int,
-) -> tuple[list[Row[Any]], bool]:
+) -> tuple[list[ReferralRow], bool]:
     """Newest first across partners (those ``scope`` names, or all); ``search`` matches an
     identifier exactly."""
     query = scope.select(_referrals)
@@ -72,7 +75,7 @@ async def list_referrals(
     return list(rows[:limit]), len(rows) > limit
 
 
-async def get_referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
+async def get_referral(conn: AsyncConnection, referral_id: str) -> ReferralRow | None:
     return (await conn.execute(select(_referrals).where(_referrals.c.id == referral_id))).first()
 
 
@@ -86,7 +89,7 @@ async def history(conn: AsyncConnection, ring: KeyRing, referral_id: str) -> lis
     return [opened_transition(ring, row) for row in found.all()]
 
 
-async def latest_intake(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
+async def latest_intake(conn: AsyncConnection, referral_id: str) -> AssistantSessionRow | None:
     return (
         await conn.execute(
             select(_sessions)
@@ -95,6 +98,19 @@ async def latest_intake(conn: AsyncConnection, referral_id: str) -> Row[Any] | N
             .limit(1)
         )
     ).first()
+
+
+class QueuedTask(ContactTaskRow, PatientColumns, Protocol):
+    """A contact task with its patient, as the queue shows it (``_task_query``)."""
+
+    @property
+    def referral_status(self) -> str: ...
+
+    @property
+    def _mapping(self) -> Mapping[Any, Any]:
+        """All the columns by name: SQLAlchemy's public ``Row._mapping`` (underscored only to
+        stay clear of column names), for the console's list."""
+        ...
 
 
 def _task_query() -> Any:
@@ -112,7 +128,7 @@ def _task_query() -> Any:
 
 async def list_tasks(
     conn: AsyncConnection, *, status: str, after_id: str | None, limit: int
-) -> tuple[list[Row[Any]], bool]:
+) -> tuple[list[QueuedTask], bool]:
     """The queue: oldest first, so the longest-waiting patient is called first."""
     query = _task_query().where(_tasks.c.status == status)
     if after_id is not None:
@@ -121,14 +137,16 @@ async def list_tasks(
     return list(rows[:limit]), len(rows) > limit
 
 
-async def get_task(conn: AsyncConnection, task_id: str) -> Row[Any]:
-    row: Row[Any] | None = (await conn.execute(_task_query().where(_tasks.c.id == task_id))).first()
+async def get_task(conn: AsyncConnection, task_id: str) -> QueuedTask:
+    row: QueuedTask | None = (
+        await conn.execute(_task_query().where(_tasks.c.id == task_id))
+    ).first()
     if row is None:
         raise ApiError(404, "not_found", "No contact task with this identifier.")
     return row
 
 
-async def _locked_task(conn: AsyncConnection, task_id: str) -> Row[Any]:
+async def _locked_task(conn: AsyncConnection, task_id: str) -> ContactTaskRow:
     row = (
         await conn.execute(select(_tasks).where(_tasks.c.id == task_id).with_for_update())
     ).first()
@@ -165,7 +183,7 @@ async def complete_task(
     note: str | None,
     now: datetime,
     ring: KeyRing,
-) -> Row[Any]:
+) -> ContactTaskRow:
     """open|claimed (by this coordinator) -> done with an outcome; returns the task row."""
     task = await _locked_task(conn, task_id)
     if task.status == "done" or (task.status == "claimed" and task.claimed_by != actor):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row
-
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
+from rehabref.intake.rows import AssistantSessionRow
+from rehabref.ops.service import QueuedTask
 from rehabref.referrals.coordinator_notes import task_note
-from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.rows import PatientColumns, ReferralRow
 from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.referrals.transitions import ALLOWED
 
@@ -18,7 +18,7 @@ def _when(value: Any) -> str | None:
     return None if value is None else iso(as_utc(value))
 
 
-def patient_of(ring: KeyRing, row: ReferralRow) -> dict[str, Any]:
+def patient_of(ring: KeyRing, row: PatientColumns) -> dict[str, Any]:
     person = patient_identity(ring, row)
     return {
         "first_name": person.first_name,
@@ -70,7 +70,7 @@ def referral_view(ring: KeyRing, row: ReferralRow) -> dict[str, Any]:
     }
 
 
-def intake_view(row: Row[Any] | None) -> dict[str, Any] | None:
+def intake_view(row: AssistantSessionRow | None) -> dict[str, Any] | None:
     if row is None:
         return None
     return {
@@ -94,7 +94,7 @@ def transition_view(row: Any) -> dict[str, Any]:
     }
 
 
-def task_view(ring: KeyRing, row: Row[Any]) -> dict[str, Any]:
+def task_view(ring: KeyRing, row: QueuedTask) -> dict[str, Any]:
     """A contact_tasks row joined with its referral's patient columns."""
     return {
         "task_id": row.id,

@@ -1,4 +1,5 @@
-"""The typed view of a ``referrals`` row, as every referral store returns it.
+"""The typed views of a ``referrals`` row, as every referral store returns it, and of a
+``contact_tasks`` row (the coordinator's queue).
 
 Stores hand back ``result_rows.Record`` objects (or SQLAlchemy rows); typing them as
 ``ReferralRow`` lets mypy check each attribute a renderer reads (a misspelt column fails
@@ -152,3 +153,69 @@ class ReferralRow(Protocol):
 
     @property
     def updated_at(self) -> datetime: ...
+
+
+class ContactTaskRow(Protocol):
+    """One row of ``contact_tasks``, read-only."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def referral_id(self) -> str: ...
+
+    @property
+    def partner_id(self) -> str: ...
+
+    @property
+    def environment(self) -> str: ...
+
+    @property
+    def channel(self) -> str: ...
+
+    @property
+    def purpose(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def claimed_by(self) -> str | None: ...
+
+    @property
+    def created_at(self) -> datetime: ...
+
+    @property
+    def updated_at(self) -> datetime: ...
+
+    @property
+    def outcome(self) -> str | None: ...
+
+    @property
+    def note(self) -> str | None: ...
+
+    @property
+    def completed_at(self) -> datetime | None: ...
+
+
+class PatientColumns(Protocol):
+    """The patient's columns of a referral (sealed where ``referrals.sealing`` says), as a
+    referral row or a row joined with them carries them."""
+
+    @property
+    def patient_first_name(self) -> str: ...
+
+    @property
+    def patient_last_name(self) -> str | None: ...
+
+    @property
+    def patient_phone(self) -> str | None: ...
+
+    @property
+    def patient_email(self) -> str | None: ...
+
+    @property
+    def patient_city(self) -> str: ...
+
+    @property
+    def patient_area(self) -> str | None: ...

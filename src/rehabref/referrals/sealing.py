@@ -17,7 +17,7 @@ from typing import Any
 
 from rehabref.crypto import KeyRing, open_stored, seal
 from rehabref.referrals.partner_metadata import sealed_metadata
-from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.rows import PatientColumns, ReferralRow
 from rehabref.referrals.store import with_person_indexes
 
 REASON = "referral.reason"
@@ -92,7 +92,7 @@ class PatientIdentity:
         return " ".join(part for part in (self.first_name, self.last_name) if part)
 
 
-def patient_identity(ring: KeyRing, row: ReferralRow) -> PatientIdentity:
+def patient_identity(ring: KeyRing, row: PatientColumns) -> PatientIdentity:
     """The referral's patient names, phone and e-mail, opened."""
     return PatientIdentity(
         first_name=open_text(ring, FIRST_NAME, row.patient_first_name) or "",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, insert, select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
@@ -147,7 +147,7 @@ def _check_visit_started(row: ReferralRow, to: str, now: datetime) -> None:
         )
 
 
-async def lock_referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
+async def lock_referral(conn: AsyncConnection, referral_id: str) -> ReferralRow | None:
     """The referral row, locked until the transaction ends (a no-op clause on SQLite)."""
     return (
         await conn.execute(

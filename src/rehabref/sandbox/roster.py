@@ -15,15 +15,17 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.ids import new_id
+from rehabref.matching.rows import PhysioRow
 from rehabref.matching.rules import MODALITIES
 from rehabref.places import AREA_CENTROIDS, area_from_city_field, area_key, city_key
+from rehabref.referrals.rows import ReferralRow
 from rehabref.tables.matching import Physiotherapist
 
 _physios = table(Physiotherapist)
@@ -42,8 +44,8 @@ class SandboxRoster:
     """A partner's sandbox roster for the referral's city, created on first use."""
 
     async def physiotherapists(
-        self, conn: AsyncConnection, *, referral: Row[Any]
-    ) -> Sequence[Row[Any]]:
+        self, conn: AsyncConnection, *, referral: ReferralRow
+    ) -> Sequence[PhysioRow]:
         found = await _roster(conn, partner_id=referral.partner_id, city=referral.patient_city)
         if found:
             return found
@@ -51,7 +53,7 @@ class SandboxRoster:
         return await _roster(conn, partner_id=referral.partner_id, city=referral.patient_city)
 
 
-async def _roster(conn: AsyncConnection, *, partner_id: str, city: str) -> Sequence[Row[Any]]:
+async def _roster(conn: AsyncConnection, *, partner_id: str, city: str) -> Sequence[PhysioRow]:
     query = select(_physios).where(
         _physios.c.environment == "test",
         _physios.c.city_key == city_key(city),
@@ -67,7 +69,7 @@ def license_number(partner_id: str, city: str, index: int) -> str:
     return f"SANDBOX-{digest.upper()}-{index + 1}"
 
 
-def roster_rows(referral: Row[Any]) -> list[dict[str, Any]]:
+def roster_rows(referral: ReferralRow) -> list[dict[str, Any]]:
     city = str(referral.patient_city)
     key = city_key(city)
     areas = sorted(AREA_CENTROIDS.get(key, {}))
@@ -99,7 +101,7 @@ def roster_rows(referral: Row[Any]) -> list[dict[str, Any]]:
     ]
 
 
-async def _create(conn: AsyncConnection, *, referral: Row[Any]) -> None:
+async def _create(conn: AsyncConnection, *, referral: ReferralRow) -> None:
     """Insert the roster; a concurrent first use that got there first wins, quietly."""
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     statement = dialect.insert(_physios).on_conflict_do_nothing(

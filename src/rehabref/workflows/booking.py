@@ -10,12 +10,11 @@ the physiotherapist offered.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import appointments
+from rehabref.care.rows import AppointmentRow
 from rehabref.crypto import KeyRing
 from rehabref.eligibility.adapters import CoverageSources
 from rehabref.eligibility.allowance import check_allowance
@@ -36,7 +35,7 @@ async def book_visit(
     ring: KeyRing,
     now: datetime,
     coverage: CoverageSources,
-) -> Row[Any]:
+) -> AppointmentRow:
     """Refused first (409 ``allowance_exceeded``) when an HMO-billed member has no covered
     session left for the visit's session."""
     await check_allowance(conn, referral_id=referral_id, coverage=coverage)
@@ -63,7 +62,7 @@ async def reschedule_visit(
     actor: str,
     ring: KeyRing,
     now: datetime,
-) -> Row[Any]:
+) -> AppointmentRow:
     appointment = await appointments.reschedule(
         conn,
         appointment_id=appointment_id,
@@ -86,7 +85,7 @@ async def cancel_visit(
     actor: str,
     ring: KeyRing,
     now: datetime,
-) -> Row[Any]:
+) -> AppointmentRow:
     appointment = await appointments.cancel(
         conn, appointment_id=appointment_id, reason=reason, actor=actor, now=now, ring=ring
     )
@@ -96,7 +95,7 @@ async def cancel_visit(
 
 async def _move_to_booked(
     conn: AsyncConnection,
-    appointment: Row[Any],
+    appointment: AppointmentRow,
     *,
     actor: str,
     reason: str | None,

@@ -22,10 +22,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.billing import policy, store
+from rehabref.billing.rows import PaymentRequestRow, PaymentRow
 from rehabref.billing.schemas import pay_url
 from rehabref.channels.content import Template
 from rehabref.channels.outbox import enqueue
@@ -66,7 +67,7 @@ async def request_payment(
     live_payments: bool,
     token_hex: Callable[[int], str] = secrets.token_hex,
     token_urlsafe: Callable[[int], str] = secrets.token_urlsafe,
-) -> Row[Any]:
+) -> PaymentRequestRow:
     """Write a payment request and the patient's link message; 404, or 409 when the referral
     cannot take one (paid or ended, not billed to the patient, or live without Paystack)."""
     referral = await lock_referral(conn, referral_id)
@@ -157,7 +158,7 @@ async def _send_link(
 
 
 async def _pay(
-    conn: AsyncConnection, ring: KeyRing, referral_id: str, payment: Row[Any], now: datetime
+    conn: AsyncConnection, ring: KeyRing, referral_id: str, payment: PaymentRow, now: datetime
 ) -> Any:
     move = await transition(
         conn,
@@ -181,7 +182,7 @@ async def record_payment(
     conn: AsyncConnection,
     ring: KeyRing,
     *,
-    request: Row[Any],
+    request: PaymentRequestRow,
     charge: policy.Charge,
     provider: str,
     now: datetime,

@@ -12,10 +12,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.appointments import get_appointment
+from rehabref.care.rows import AppointmentRow
 from rehabref.channels.content import Channel, Reply
 from rehabref.channels.outbox import enqueue
 from rehabref.clock import as_utc, iso
@@ -23,6 +24,7 @@ from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.jobs import enqueue as enqueue_job
+from rehabref.matching.rows import PhysioRow
 from rehabref.referrals.sealing import FIRST_NAME, open_text
 from rehabref.tables.matching import Physiotherapist
 from rehabref.tables.referrals import Referral
@@ -33,7 +35,7 @@ _physios = table(Physiotherapist)
 _referrals = table(Referral)
 
 
-def physio_address(physio: Row[Any]) -> tuple[Channel, str] | None:
+def physio_address(physio: PhysioRow) -> tuple[Channel, str] | None:
     if physio.phone:
         return "sms", str(physio.phone)
     if physio.email:
@@ -48,7 +50,7 @@ def visit_line(first_name: str, area: str, starts_at: datetime, care_mode: str) 
 
 async def _tell(
     conn: AsyncConnection,
-    appointment: Row[Any],
+    appointment: AppointmentRow,
     *,
     opening: str,
     purpose: str,
@@ -90,7 +92,7 @@ async def _tell(
 
 
 async def visit_booked(
-    conn: AsyncConnection, appointment: Row[Any], *, ring: KeyRing, now: datetime
+    conn: AsyncConnection, appointment: AppointmentRow, *, ring: KeyRing, now: datetime
 ) -> None:
     """Tell the physiotherapist of a new (or moved) visit and plan their reminder."""
     if not await _tell(
@@ -114,7 +116,7 @@ async def visit_booked(
 
 
 async def visit_cancelled(
-    conn: AsyncConnection, appointment: Row[Any], *, ring: KeyRing, now: datetime
+    conn: AsyncConnection, appointment: AppointmentRow, *, ring: KeyRing, now: datetime
 ) -> None:
     await _tell(
         conn,

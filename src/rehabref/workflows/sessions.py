@@ -12,14 +12,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.billing.claims import Payer, ReservedLine, reserve_line, write_line
 from rehabref.billing.payer_invoices import EMPLOYER, HMO
 from rehabref.care import sessions
+from rehabref.care.rows import CareSessionRow
 from rehabref.clock import as_utc, utcnow
 from rehabref.crypto import KeyRing
 from rehabref.db import table
@@ -116,7 +116,7 @@ async def complete_session(
     actor: str,
     check_out_accuracy_m: float | None = None,
     check_out_refused: bool = False,
-) -> Row[Any]:
+) -> CareSessionRow:
     now = utcnow()
     billed = await payer_of(conn, session_id=session_id, coverage=coverage)
     reserved: ReservedLine | None = None
@@ -146,7 +146,7 @@ async def complete_session(
             environment=environment,
             referral_id=referral_id,
             session_id=done.id,
-            session_date=as_utc(done.check_out_at).date(),
+            session_date=as_utc(check_out_at).date(),
             now=now,
         )
     await consume_session(conn, referral_id=done.referral_id, coverage=coverage, session_id=done.id)

@@ -27,12 +27,13 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.audit.trail import entry, record
 from rehabref.care import slot_offers
 from rehabref.care.availability_store import schedule_of
+from rehabref.care.rows import SlotOfferRow
 from rehabref.care.slot_choice import OFFER_HORIZON, choose_slots, expires_at
 from rehabref.channels.content import Reply
 from rehabref.clock import as_utc
@@ -167,7 +168,7 @@ async def _hand_over(
     conn: AsyncConnection,
     *,
     referral: ReferralRow,
-    offer: Row[Any],
+    offer: SlotOfferRow,
     status: str,
     task: str,
     why: prompts.BookingHandover,
@@ -185,7 +186,7 @@ async def answer_offer(
     conn: AsyncConnection,
     *,
     referral: ReferralRow,
-    offer: Row[Any],
+    offer: SlotOfferRow,
     inbound: Mapping[Any, Any],
     availability: tuple[str, ...],
     now: datetime,

@@ -6,13 +6,13 @@ visit becomes attended (``appointment.attended``), never before its booked time.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions
 from rehabref.care.availability_store import appointments
+from rehabref.care.rows import CareSessionRow
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.errors import ApiError
@@ -30,7 +30,7 @@ async def check_in(
     refusal: str | None,
     ring: KeyRing,
     now: datetime,
-) -> Row[Any]:
+) -> CareSessionRow:
     row = await sessions.get_session(conn, session_id=session_id)
     if as_utc(now) < as_utc(row.scheduled_at):
         raise ApiError(

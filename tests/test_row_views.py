@@ -19,13 +19,15 @@ from rehabref.care.rows import (
 from rehabref.db import Base
 from rehabref.events.history import EventRow
 from rehabref.events.subscriptions import EndpointRow
+from rehabref.intake.rows import AssistantSessionRow
 from rehabref.links.rows import LinkColumns
 from rehabref.matching.rows import PhysioRow
-from rehabref.referrals.rows import ReferralRow
+from rehabref.referrals.rows import ContactTaskRow, PatientColumns, ReferralRow
 from rehabref.tables.audit import AuditEvent
 from rehabref.tables.billing import Payment, PaymentRequest
 from rehabref.tables.care import CareSession
 from rehabref.tables.events import Event, WebhookEndpoint
+from rehabref.tables.intake import AssistantSession, ContactTask
 from rehabref.tables.links import ReferralLink
 from rehabref.tables.matching import Physiotherapist
 from rehabref.tables.referrals import Referral
@@ -50,9 +52,11 @@ VIEWS = [
     (AvailabilityRuleRow, AvailabilityRule),
     (AvailabilityExceptionRow, AvailabilityException),
     (AuditEventRow, AuditEvent),
+    (AssistantSessionRow, AssistantSession),
+    (ContactTaskRow, ContactTask),
 ]
 # Views of the columns one reader needs: a subset of the table's, with the same types.
-PARTIAL_VIEWS = [(BookablePhysio, Physiotherapist)]
+PARTIAL_VIEWS = [(BookablePhysio, Physiotherapist), (PatientColumns, Referral)]
 
 
 def _members(view: type) -> dict[str, property]:

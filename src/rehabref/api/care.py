@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar import Response
-from sqlalchemy import Row, func, select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
@@ -18,6 +18,7 @@ from rehabref.care.views import partner_session_item
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.matching.rows import PhysioRow
 from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.principal import ACTOR_STATE, REFERRAL_STATE, Principal
@@ -125,7 +126,7 @@ async def outcome_report(request: PlainRequest, referral_id: str) -> Response[by
     return json_response(report_body(services.box.ring, referral, outcome, pdf_url=url))
 
 
-async def _physio_of(conn: AsyncConnection, referral: ReferralRow) -> Row[Any] | None:
+async def _physio_of(conn: AsyncConnection, referral: ReferralRow) -> PhysioRow | None:
     physio_id = referral.assigned_physio_id
     if physio_id is None:
         physio_id = (

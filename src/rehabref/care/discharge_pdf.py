@@ -7,14 +7,13 @@ from __future__ import annotations
 import io
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import matplotlib
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from sqlalchemy import Row
 
 from rehabref.care.outcomes import Outcome, conclusion, patient_name
 from rehabref.care.sessions import duration_seconds
@@ -82,12 +81,22 @@ def _heading(pdf: FPDF, text: str) -> None:
     pdf.cell(0, 8, text, new_x=XPos.LMARGIN, new_y=YPos.NEXT)
 
 
+class NamedPhysio(Protocol):
+    """What the summary names of the treating physiotherapist (``physiotherapists``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def license_number(self) -> str: ...
+
+
 def render_pdf(
     *,
     ring: KeyRing,
     referral: ReferralRow,
     outcome: Outcome,
-    physio: Row[Any] | None,
+    physio: NamedPhysio | None,
     generated_at: datetime,
 ) -> bytes:
     pdf = _Document(format="A4")

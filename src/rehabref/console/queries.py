@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events import history
+from rehabref.referrals.rows import ContactTaskRow
 from rehabref.referrals.sealing import opened_row
 from rehabref.referrals.status import STATUSES
 from rehabref.referrals.store import person_conditions
@@ -112,7 +113,7 @@ async def events_with_deliveries(
     ]
 
 
-async def tasks_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]:
+async def tasks_of(conn: AsyncConnection, referral_id: str) -> list[ContactTaskRow]:
     query = select(_tasks).where(_tasks.c.referral_id == referral_id).order_by(_tasks.c.id)
     return list((await conn.execute(query)).all())
 

@@ -15,7 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.db import table
 from rehabref.matching.roster import in_scope
+from rehabref.matching.rows import PhysioRow
 from rehabref.places import city_key
+from rehabref.referrals.rows import ReferralRow
 from rehabref.tables.audit import AuditEvent
 from rehabref.tables.intake import AssistantSession
 from rehabref.tables.matching import Physiotherapist
@@ -42,7 +44,7 @@ async def intake_answers(conn: AsyncConnection, referral_id: str) -> Row[Any] | 
     return (await conn.execute(query)).first()
 
 
-async def physio(conn: AsyncConnection, physio_id: str | None) -> Row[Any] | None:
+async def physio(conn: AsyncConnection, physio_id: str | None) -> PhysioRow | None:
     if physio_id is None:
         return None
     return (await conn.execute(select(_physios).where(_physios.c.id == physio_id))).first()
@@ -57,11 +59,11 @@ async def physio_names(conn: AsyncConnection, ids: set[str]) -> dict[str, str]:
 
 async def candidates(
     conn: AsyncConnection,
-    referral: Row[Any],
+    referral: ReferralRow,
     *,
     city: str | None,
     specialization: str | None,
-) -> list[Row[Any]]:
+) -> list[PhysioRow]:
     """Active physiotherapists the referral may be given to, in ``city`` (any city when
     empty) and offering ``specialization`` (any when empty), best rated first."""
     query: Any = select(_physios).where(
@@ -70,7 +72,7 @@ async def candidates(
     )
     if city:
         query = query.where(_physios.c.city_key == city_key(city))
-    rows = list(
+    rows: list[PhysioRow] = list(
         (await conn.execute(query.order_by(_physios.c.rating.desc(), _physios.c.name))).all()
     )
     if specialization:  # a JSON list: filtered here, the roster of one city is small
@@ -105,7 +107,7 @@ async def physios_page(
     modality: str | None,
     active: bool | None,
     limit: int = 200,
-) -> list[Row[Any]]:
+) -> list[PhysioRow]:
     """The live registry for the physiotherapists table: ``search`` matches any word of a
     name, or a license number, by prefix (case-insensitive)."""
     query: Any = select(_physios).where(_physios.c.environment == "live")
@@ -122,7 +124,9 @@ async def physios_page(
                 func.lower(_physios.c.license_number).like(prefix),
             )
         )
-    rows = list((await conn.execute(query.order_by(_physios.c.name).limit(limit * 2))).all())
+    rows: list[PhysioRow] = list(
+        (await conn.execute(query.order_by(_physios.c.name).limit(limit * 2))).all()
+    )
     if specialization:
         rows = [row for row in rows if specialization in row.specializations]
     if modality:

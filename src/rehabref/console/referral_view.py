@@ -36,6 +36,7 @@ from rehabref.matching.assignments import assignments_of
 from rehabref.matching.roster import in_scope
 from rehabref.matching.rules import SPECIALIZATIONS
 from rehabref.ops.service import history as transitions_of
+from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.sealing import clinical_text, patient_identity
 from rehabref.referrals.transitions import ALLOWED, APPOINTMENT_MODES
 from rehabref.services import services_of
@@ -57,7 +58,7 @@ async def sessions_of(conn: AsyncConnection, referral_id: str) -> list[Row[Any]]
     return list((await conn.execute(query)).all())
 
 
-async def active_physios(conn: AsyncConnection, referral: Row[Any]) -> list[Row[Any]]:
+async def active_physios(conn: AsyncConnection, referral: ReferralRow) -> list[Row[Any]]:
     """Who a session of this referral may be booked with: the live registry for a live
     referral, the partner's sandbox roster for a test one."""
     scope = in_scope(environment=referral.environment, partner_id=referral.partner_id)

@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from types import SimpleNamespace
-from typing import Any
 
-from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import appointments, slot_offers
@@ -20,6 +18,7 @@ from rehabref.care.availability_store import schedule_of, windows_of
 from rehabref.care.sealing import opened_appointment
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
+from rehabref.referrals.rows import ReferralRow
 
 WEEKS_AHEAD = 8  # how far "Show next week" goes
 MODE_LABELS = {"face_to_face": "in person", "remote": "video session"}
@@ -115,7 +114,7 @@ def _day_heading(when: datetime) -> str:
 
 
 async def slot_board(
-    conn: AsyncConnection, ring: KeyRing, referral: Row[Any], *, week: int, now: datetime
+    conn: AsyncConnection, ring: KeyRing, referral: ReferralRow, *, week: int, now: datetime
 ) -> SlotBoard:
     """The free slots of the referral's physiotherapist over the 7 days from today (Lagos)
     plus ``week`` weeks, grouped by day, and the referral's appointments."""

@@ -25,6 +25,7 @@ from rehabref.console import routes as console_routes
 from rehabref.db import Database
 from rehabref.errors import ApiError, handle_api_error, handle_http_exception, handle_unexpected
 from rehabref.events import worker as delivery_worker
+from rehabref.idempotency.flow import IdempotentCreates
 from rehabref.instance_secret import secret_box
 from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
@@ -94,6 +95,9 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             coverage=coverage,
             roster=roster,
             create_store=create_store(db, box.ring),
+            idempotency=IdempotentCreates(
+                db, box.ring, ttl_seconds=settings.idempotency_ttl_seconds
+            ),
             referral_created=wiring.referral_created_hooks(),
             paystack=paystack,
         )

@@ -14,6 +14,7 @@ from rehabref.channels.worker import MessageWorker
 from rehabref.config import Settings
 from rehabref.db import Database
 from rehabref.eligibility.adapters import CoverageSources
+from rehabref.idempotency.flow import IdempotentCreates
 from rehabref.instance_secret import SecretBox
 from rehabref.matching.roster import RosterSources
 from rehabref.partners.auth import Authenticator
@@ -36,6 +37,8 @@ class Services:
     roster: RosterSources
     # Writes every referral create (one statement on PostgreSQL, one transaction elsewhere).
     create_store: CreateStore
+    # The idempotent-create flow every POST that creates something goes through.
+    idempotency: IdempotentCreates
     # Who carries patient messages per environment and channel, and the sender that tries
     # a new referral's first message right after its create.
     channels: ChannelProviders

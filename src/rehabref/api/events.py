@@ -17,7 +17,7 @@ from rehabref.events.catalogue import EVENT_TYPES
 from rehabref.events.schemas import WebhookEndpointCreate
 from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
-from rehabref.idempotency.flow import create_idempotently, in_transaction
+from rehabref.idempotency.service import KeyOwner
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -67,15 +67,12 @@ async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
         )
         return msgspec.json.encode(record)
 
-    return await create_idempotently(
-        services.db,
-        principal=principal,
+    return await services.idempotency.create(
+        owner=KeyOwner.partner(principal),
         key=key,
         operation="webhook_endpoints.create",
         body=body,
-        ttl_seconds=services.settings.idempotency_ttl_seconds,
-        persist=in_transaction(services.db, create),
-        ring=services.box.ring,
+        persist=services.idempotency.in_transaction(create),
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )
 
@@ -186,16 +183,13 @@ async def redeliver_event(request: PlainRequest, event_id: str) -> Response[byte
             raise no_target()
         return msgspec.json.encode({"event_id": event_id, "deliveries": deliveries})
 
-    return await create_idempotently(
-        services.db,
-        principal=principal,
+    return await services.idempotency.create(
+        owner=KeyOwner.partner(principal),
         key=key,
         # The event is part of the operation: one key for two events is a reuse (422).
         operation=f"events.redeliver:{event_id}",
         body={},
-        ttl_seconds=services.settings.idempotency_ttl_seconds,
-        persist=in_transaction(services.db, redeliver),
-        ring=services.box.ring,
+        persist=services.idempotency.in_transaction(redeliver),
         conflict=no_target,
         status=202,
     )

@@ -10,7 +10,7 @@ from rehabref import fields
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
-from rehabref.idempotency.flow import create_idempotently, in_transaction
+from rehabref.idempotency.service import KeyOwner
 from rehabref.links import service
 from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -44,15 +44,12 @@ async def create_link(request: PlainRequest) -> Response[bytes]:
         )
         return msgspec.json.encode(service.record(row, services.settings.base_url))
 
-    return await create_idempotently(
-        services.db,
-        principal=principal,
+    return await services.idempotency.create(
+        owner=KeyOwner.partner(principal),
         key=key,
         operation=CREATE_OPERATION,
         body=body,
-        ttl_seconds=services.settings.idempotency_ttl_seconds,
-        persist=in_transaction(services.db, create),
-        ring=services.box.ring,
+        persist=services.idempotency.in_transaction(create),
         # Links have no unique field of their own: a unique violation here is the key's race.
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )

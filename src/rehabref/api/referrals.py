@@ -19,7 +19,7 @@ from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
-from rehabref.idempotency.flow import create_idempotently
+from rehabref.idempotency.service import KeyOwner
 from rehabref.plain_asgi import PlainRoute
 from rehabref.principal import Principal
 from rehabref.referrals import store
@@ -62,15 +62,12 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
     )
     # A duplicate external_ref fails on the unique index (the conflict below); checking
     # first would cost a round trip on every create.
-    return await create_idempotently(
-        services.db,
-        principal=principal,
+    return await services.idempotency.create(
+        owner=KeyOwner.partner(principal),
         key=key,
         operation=CREATE_OPERATION,
         body=body,
-        ttl_seconds=settings.idempotency_ttl_seconds,
         persist=partial(services.create_store.persist, plan),
-        ring=services.box.ring,
         conflict=lambda: _duplicate(payload.external_ref),
     )
 

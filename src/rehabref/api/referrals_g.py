@@ -17,8 +17,7 @@ import msgspec
 from litestar import Response
 
 from rehabref.clock import utcnow
-from rehabref.idempotency.flow import create_idempotently
-from rehabref.idempotency.service import amend_response
+from rehabref.idempotency.service import KeyOwner, amend_response
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.request_body import validate
@@ -57,15 +56,12 @@ async def create_referral_g(
         now=utcnow(),
         on_created=services.referral_created,
     )
-    response = await create_idempotently(
-        services.db,
-        principal=principal,
+    response = await services.idempotency.create(
+        owner=KeyOwner.partner(principal),
         key=key,
         operation=CREATE_OPERATION,
         body=body,
-        ttl_seconds=services.settings.idempotency_ttl_seconds,
         persist=partial(services.create_store.persist, plan),
-        ring=services.box.ring,
         conflict=created_g.duplicate_reference,
     )
     waiting = [m for m in plan.messages if m["state"] == "pending"]

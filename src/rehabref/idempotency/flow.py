@@ -25,10 +25,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.crypto import KeyRing
 from rehabref.db import Database
 from rehabref.errors import ApiError
+from rehabref.idempotency.in_flight import KeysInFlight
 from rehabref.idempotency.service import (
     KeyClaim,
+    KeyOwner,
     StoredResponse,
-    claim_in_process,
     fingerprint,
     forget_expired,
     key_reused,
@@ -36,7 +37,6 @@ from rehabref.idempotency.service import (
     read_committed,
     remember,
 )
-from rehabref.principal import Principal
 from rehabref.responses import JSON
 
 # Writes the effect (and the claim's record, when given) at once; returns the answer's body.
@@ -62,77 +62,85 @@ def replay(stored: StoredResponse) -> Response[bytes]:
     )
 
 
-async def create_idempotently(
-    db: Database,
-    *,
-    principal: Principal,
-    key: str | None,
-    operation: str,
-    body: dict[str, Any],
-    ttl_seconds: int,
-    persist: Persist,
-    conflict: Callable[[], ApiError],
-    ring: KeyRing,
-    status: int = 201,
-) -> Response[bytes]:
-    """``ring`` seals the stored answer (it holds patient data and links)."""
-    if key is None:
-        try:
-            content = await persist(None)
-        except IntegrityError:
-            raise conflict() from None
-        return Response(content=content, status_code=status, media_type=JSON)
-    claim = KeyClaim(
-        partner_id=principal.partner_id,
-        environment=principal.environment,
-        key=key,
-        fingerprint=fingerprint(operation, body),
-        status=status,
-        ttl_seconds=ttl_seconds,
-        ring=ring,
-    )
-    with claim_in_process(principal.partner_id, principal.environment, key):
-        for attempt in (1, 2):
+class IdempotentCreates:
+    """The flow, with what every create shares: the database, the ring that seals stored
+    answers (they hold patient data and links), how long answers are kept, and this
+    process's keys in flight. One per app (``Services.idempotency``)."""
+
+    def __init__(self, db: Database, ring: KeyRing, *, ttl_seconds: int) -> None:
+        self._db = db
+        self._ring = ring
+        self._ttl_seconds = ttl_seconds
+        self._in_flight = KeysInFlight()
+
+    async def create(
+        self,
+        *,
+        owner: KeyOwner,
+        key: str | None,
+        operation: str,
+        body: dict[str, Any],
+        persist: Persist,
+        conflict: Callable[[], ApiError],
+        status: int = 201,
+    ) -> Response[bytes]:
+        if key is None:
             try:
-                content = await persist(claim)
-            except AnsweredBefore as answered:
-                return replay(answered.stored)
+                content = await persist(None)
             except IntegrityError:
-                async with db.read() as conn:
-                    winner = await read_committed(conn, ring, **claim.scope)
-                if winner is not None and winner.expired and attempt == 1:
-                    # A record past its 24 h that nobody purged yet blocks the key: drop it
-                    # and try once more.
-                    async with db.write() as conn:
-                        if await forget_expired(conn, **claim.scope):
-                            continue
-                if winner is None or winner.expired:
-                    raise conflict() from None
-                if winner.fingerprint != claim.fingerprint:
-                    raise key_reused() from None
-                return replay(winner.response)
+                raise conflict() from None
             return Response(content=content, status_code=status, media_type=JSON)
-    raise conflict()
+        claim = KeyClaim(
+            partner_id=owner.owner_id,
+            environment=owner.environment,
+            key=key,
+            fingerprint=fingerprint(operation, body),
+            status=status,
+            ttl_seconds=self._ttl_seconds,
+            ring=self._ring,
+        )
+        with self._in_flight.claim(owner, key):
+            for attempt in (1, 2):
+                try:
+                    content = await persist(claim)
+                except AnsweredBefore as answered:
+                    return replay(answered.stored)
+                except IntegrityError:
+                    async with self._db.read() as conn:
+                        winner = await read_committed(conn, self._ring, **claim.scope)
+                    if winner is not None and winner.expired and attempt == 1:
+                        # A record past its 24 h that nobody purged yet blocks the key: drop
+                        # it and try once more.
+                        async with self._db.write() as conn:
+                            if await forget_expired(conn, **claim.scope):
+                                continue
+                    if winner is None or winner.expired:
+                        raise conflict() from None
+                    if winner.fingerprint != claim.fingerprint:
+                        raise key_reused() from None
+                    return replay(winner.response)
+                return Response(content=content, status_code=status, media_type=JSON)
+        raise conflict()
 
+    def in_transaction(self, create: Create) -> Persist:
+        """``persist`` for a service function: one write transaction that first looks the key
+        up (locking it on PostgreSQL), then runs ``create`` and stores its answer."""
+        db = self._db
 
-def in_transaction(db: Database, create: Create) -> Persist:
-    """``persist`` for a service function: one write transaction that first looks the key up
-    (locking it on PostgreSQL), then runs ``create`` and stores its answer."""
+        async def persist(claim: KeyClaim | None) -> bytes:
+            async with db.write() as conn:
+                if claim is not None:
+                    stored = await lookup(
+                        conn, claim.ring, **claim.scope, request_fingerprint=claim.fingerprint
+                    )
+                    if stored is not None:
+                        raise AnsweredBefore(stored)
+                content = await create(conn)
+                if claim is not None:
+                    await remember(conn, claim.record(content))
+            return content
 
-    async def persist(claim: KeyClaim | None) -> bytes:
-        async with db.write() as conn:
-            if claim is not None:
-                stored = await lookup(
-                    conn, claim.ring, **claim.scope, request_fingerprint=claim.fingerprint
-                )
-                if stored is not None:
-                    raise AnsweredBefore(stored)
-            content = await create(conn)
-            if claim is not None:
-                await remember(conn, claim.record(content))
-        return content
-
-    return persist
+        return persist
 
 
 async def answered_before(conn: AsyncConnection, claim: KeyClaim) -> None:

@@ -3,17 +3,16 @@
 Scope: (partner, environment, key). The first successful response is stored in the same
 transaction (or statement) as its business effect and replayed for 24 h; the same key with
 another body is a 422; a second request while the first is still running is a 409.
-Concurrent duplicates are stopped by an in-process set, on PostgreSQL by a
-transaction-scoped advisory lock (creates run in a transaction, ``flow.in_transaction``), and
-finally by the primary key of the record, which makes the loser's write roll back whole.
+Concurrent duplicates are stopped by the keys in flight in this process
+(``in_flight.KeysInFlight``), on PostgreSQL by a transaction-scoped advisory lock (creates run
+in a transaction, ``IdempotentCreates.in_transaction``), and finally by the primary key of
+the record, which makes the loser's write roll back whole.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -27,13 +26,30 @@ from rehabref.crypto import KeyRing, is_sealed, open_sealed_bytes, seal_bytes
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.fastsql import Connection, Statement, execute, fetch_one
+from rehabref.principal import Principal
 from rehabref.tables.idempotency import IdempotencyRecord
 
 _records = table(IdempotencyRecord)
 # Stored answers hold patient data and live patient links: sealed at rest.
 SEALED_RESPONSE = "idempotency.response"
 _VALID_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
-_inflight: set[tuple[str, str, str]] = set()
+
+
+@dataclass(frozen=True, slots=True)
+class KeyOwner:
+    """Whose keys these are: a partner in one environment, or one coordinator (whose keys
+    are their own, in the environment ``ops``, never a partner's)."""
+
+    owner_id: str
+    environment: str
+
+    @classmethod
+    def partner(cls, principal: Principal) -> KeyOwner:
+        return cls(principal.partner_id, principal.environment)
+
+    @classmethod
+    def operator(cls, operator_id: str) -> KeyOwner:
+        return cls(operator_id, "ops")
 
 
 @dataclass(frozen=True)
@@ -96,19 +112,7 @@ def fingerprint(operation: str, body: Any) -> str:
     return hashlib.sha256(operation.encode() + b"\n" + canonical).hexdigest()
 
 
-@contextmanager
-def claim_in_process(partner_id: str, environment: str, key: str) -> Iterator[None]:
-    scope = (partner_id, environment, key)
-    if scope in _inflight:
-        raise _in_flight()
-    _inflight.add(scope)
-    try:
-        yield
-    finally:
-        _inflight.discard(scope)
-
-
-def _in_flight() -> ApiError:
+def still_in_flight() -> ApiError:
     return ApiError(
         409,
         "idempotency_in_flight",
@@ -166,7 +170,7 @@ async def lookup(
     else:
         row = await fetch_one(conn, _READ, scope)
     if row is not None and not row.locked:
-        raise _in_flight()
+        raise still_in_flight()
     if row is None or row.fingerprint is None:
         return None
     if as_utc(row.expires_at) <= utcnow():

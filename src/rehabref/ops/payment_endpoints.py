@@ -18,30 +18,14 @@ from rehabref.billing.schemas import PaymentRequestIn, request_view
 from rehabref.clock import utcnow
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
-from rehabref.idempotency.flow import create_idempotently, in_transaction
-from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
+from rehabref.idempotency.service import KeyOwner
+from rehabref.ops.auth import authenticate_operator
 from rehabref.plain_asgi import PlainRequest, PlainRoute
-from rehabref.principal import Principal
 from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
 from rehabref.workflows.payments import request_payment
 
 OPERATION = "payment_requests.create"
-
-
-def _key_scope(operator: OperatorPrincipal) -> Principal:
-    """Idempotency keys are remembered per operator (their own scope, never a partner's)."""
-    return Principal(
-        key_id=operator.operator_id,
-        partner_id=operator.operator_id,
-        partner_name=operator.name,
-        environment="ops",
-        kind="operator",
-        contract="v1",
-        show_payments=False,
-        commission_bps=None,
-        commission_fixed_minor=None,
-    )
 
 
 async def create_payment_request(request: PlainRequest, referral_id: str) -> Response[bytes]:
@@ -73,15 +57,12 @@ async def create_payment_request(request: PlainRequest, referral_id: str) -> Res
         )
         return msgspec.json.encode(request_view(row, settings.base_url))
 
-    return await create_idempotently(
-        services.db,
-        principal=_key_scope(operator),
+    return await services.idempotency.create(
+        owner=KeyOwner.operator(operator.operator_id),
         key=key,
         operation=f"{OPERATION}:{referral_id[:64]}",
         body=body,
-        ttl_seconds=settings.idempotency_ttl_seconds,
-        ring=services.box.ring,
-        persist=in_transaction(services.db, create),
+        persist=services.idempotency.in_transaction(create),
         conflict=lambda: ApiError(409, "idempotency_in_flight", "Retry shortly with the same key."),
     )
 

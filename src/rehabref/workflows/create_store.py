@@ -48,7 +48,7 @@ class CreateStore(Protocol):
     async def persist(self, plan: CreatePlan, claim: KeyClaim | None) -> bytes:
         """Write the plan, its deliveries and the claim's record of the plan's response
         together, or nothing (``IntegrityError`` when a unique index refuses a row); returns
-        the response. A ``persist`` for ``idempotency.flow.create_idempotently``."""
+        the response. A ``persist`` for ``idempotency.flow.IdempotentCreates.create``."""
         ...
 
 

@@ -5,7 +5,7 @@ message providers, referral-created hooks) is chosen in ``wiring.py``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rehabref.api_request import ApiRequest
 from rehabref.billing.paystack import PaystackClient
@@ -20,7 +20,7 @@ from rehabref.matching.roster import RosterSources
 from rehabref.partners.auth import Authenticator
 from rehabref.rate_limiting import RateLimiter
 from rehabref.workflows.create_store import CreateStore
-from rehabref.workflows.referral_created import ReferralCreated
+from rehabref.workflows.referral_created import CreatedHooks, ReferralCreated
 
 
 @dataclass
@@ -43,8 +43,13 @@ class Services:
     # a new referral's first message right after its create.
     channels: ChannelProviders
     messages: MessageWorker
-    # Add their rows to every referral's create (the sandbox's scenario jobs).
-    referral_created: tuple[ReferralCreated, ...] = ()
+    # Add their rows to every referral's create in their environment (the sandbox's
+    # scenario jobs).
+    referral_created: CreatedHooks = field(default_factory=dict)
+
+    def created_hooks(self, environment: str) -> tuple[ReferralCreated, ...]:
+        return tuple(self.referral_created.get(environment, ()))
+
     # Verifies live card payments (None without REHABREF_PAYSTACK_SECRET_KEY).
     paystack: PaystackClient | None = None
 

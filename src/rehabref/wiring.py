@@ -47,7 +47,7 @@ from rehabref.workflows import (
     retention,
     slot_offers,
 )
-from rehabref.workflows.referral_created import ReferralCreated
+from rehabref.workflows.referral_created import CreatedHooks
 
 log = logging.getLogger("rehabref.channels")
 
@@ -160,9 +160,10 @@ def delivery_transport(db: Database, config: WorkerConfig, *, ring: KeyRing) -> 
     return ByEnvironment(live=http, test=PhoneFiveReplay(db, http, ring))
 
 
-def referral_created_hooks() -> tuple[ReferralCreated, ...]:
-    """Test phones start their sandbox scenario (a no-op for live keys and other phones)."""
-    return (scenarios.begin,)
+def referral_created_hooks() -> CreatedHooks:
+    """Per environment: in the sandbox, test phones start their scenario (a no-op for other
+    phones); a live create runs no sandbox code."""
+    return {"test": (scenarios.begin,), "live": ()}
 
 
 def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) -> Handlers:

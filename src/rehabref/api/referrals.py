@@ -58,7 +58,7 @@ async def create_referral(request: ApiRequest) -> Response[bytes]:
             channels=services.channels,
         ),
         now=utcnow(),
-        on_created=services.referral_created,
+        on_created=services.created_hooks(principal.environment),
     )
     # A duplicate external_ref fails on the unique index (the conflict below); checking
     # first would cost a round trip on every create.

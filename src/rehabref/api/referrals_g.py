@@ -54,7 +54,7 @@ async def create_referral_g(
         grant=grant,
         ctx=ctx,
         now=utcnow(),
-        on_created=services.referral_created,
+        on_created=services.created_hooks(principal.environment),
     )
     response = await services.idempotency.create(
         owner=KeyOwner.partner(principal),

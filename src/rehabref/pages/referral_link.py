@@ -264,7 +264,7 @@ async def _create_referral(
             channels=services.channels,
         ),
         now=utcnow(),
-        on_created=services.referral_created,
+        on_created=services.created_hooks(principal.environment),
         attribution=referral_created.Attribution(link_id=link.id, campaign=link.campaign),
     )
     await services.create_store.persist(plan, None)

@@ -9,7 +9,7 @@ and by one transaction elsewhere (``create_store``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -60,6 +60,10 @@ class Attribution:
 
     link_id: str
     campaign: str
+
+
+# The hooks of each environment (``test``, ``live``), wired at start-up.
+CreatedHooks = Mapping[str, Sequence[ReferralCreated]]
 
 
 def plan_v1(

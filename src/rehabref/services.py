@@ -19,8 +19,8 @@ from rehabref.instance_secret import SecretBox
 from rehabref.matching.roster import RosterSources
 from rehabref.partners.auth import Authenticator
 from rehabref.rate_limiting import RateLimiter
+from rehabref.workflows.create_plan import CreatedHooks, ReferralCreated
 from rehabref.workflows.create_store import CreateStore
-from rehabref.workflows.referral_created import CreatedHooks, ReferralCreated
 
 
 @dataclass

@@ -47,7 +47,7 @@ from rehabref.workflows import (
     retention,
     slot_offers,
 )
-from rehabref.workflows.referral_created import CreatedHooks
+from rehabref.workflows.create_plan import CreatedHooks
 
 log = logging.getLogger("rehabref.channels")
 

@@ -1,26 +1,59 @@
 """A referral create as data: every row it will write, decided before anything is written.
 
-The V1 and Shape G workflows (``referral_created``, ``referral_created_g``) build a
-``CreatePlan`` with pure functions, time and the referral id made once at their top; the
-create store (``create_store``) writes the plan and the idempotency record in one go. Only the
-deliveries wait for the store: they depend on the partner's active webhook endpoints, which
-the store reads, and ``events.outbox.fan_out`` (the one fan-out, shared with every other
-emitter) turns the plan's events and those endpoints into delivery rows.
+The V1 and Shape G workflows (``referral_created``, ``referral_created_g``) plan what differs
+with pure functions, time and the referral id made once at their top, and hand it to
+``CreatePlan.for_referral``, which makes what they share (outbox rows, the hooks' jobs, the
+audit record). The create store (``create_store``) writes the plan and the idempotency
+record in one go. Only the deliveries wait for the store: they depend on the partner's active
+webhook endpoints, which the store reads, and ``events.outbox.fan_out`` (the one fan-out,
+shared with every other emitter) turns the plan's events and those endpoints into delivery
+rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from rehabref.audit.chain import Entry
-from rehabref.events.outbox import Endpoint, OutboxEvent, fan_out
+from rehabref.audit.trail import entry
+from rehabref.events.outbox import Endpoint, NewEvent, OutboxEvent, fan_out, outbox_rows
 from rehabref.ids import new_id
 from rehabref.jobs import JobRow
+from rehabref.principal import Principal
 
 Row = dict[str, Any]
+
+
+class ReferralCreated(Protocol):
+    """What a new referral adds to its own create: scheduled jobs, written with it. It
+    reads and writes nothing itself, so every create, whoever wired what, is one plan."""
+
+    def __call__(
+        self,
+        *,
+        referral_id: str,
+        environment: str,
+        phone: str | None,
+        now: datetime,
+    ) -> Sequence[JobRow]: ...
+
+
+# The hooks of each environment (``test``, ``live``), wired at start-up.
+CreatedHooks = Mapping[str, Sequence[ReferralCreated]]
+
+
+@dataclass(frozen=True)
+class Intake:
+    """How the patient's intake starts: an assistant session and the first message with
+    the conversation it opens (``workflows/first_contact.py``), or a coordinator's task."""
+
+    assistant_sessions: Sequence[Row] = ()
+    contact_tasks: Sequence[Row] = ()
+    messages: Sequence[Row] = ()
+    conversations: Sequence[Row] = ()
 
 
 @dataclass(frozen=True)
@@ -47,6 +80,56 @@ class CreatePlan:
 
     def deliveries(self, endpoints: Sequence[Endpoint]) -> list[Row]:
         return fan_out(self.events, endpoints)
+
+    @classmethod
+    def for_referral(
+        cls,
+        principal: Principal,
+        *,
+        referral: Row,
+        transitions: Sequence[Row],
+        intake: Intake,
+        coverage: Sequence[Row] = (),
+        events: Sequence[NewEvent],
+        on_created: Sequence[ReferralCreated],
+        phone: str | None,
+        response: bytes,
+        now: datetime,
+    ) -> CreatePlan:
+        """A create of either shape: what both share is made here, the same way: the
+        outbox rows of its events, the jobs of the wired hooks (``phone``: the patient's, as
+        given) and the audit record."""
+        referral_id = str(referral["id"])
+        return cls(
+            partner_id=principal.partner_id,
+            environment=principal.environment,
+            referral=referral,
+            transitions=transitions,
+            assistant_sessions=intake.assistant_sessions,
+            contact_tasks=intake.contact_tasks,
+            messages=intake.messages,
+            conversations=intake.conversations,
+            coverage=coverage,
+            events=outbox_rows(
+                partner_id=principal.partner_id,
+                environment=principal.environment,
+                contract=principal.contract,
+                events=events,
+                now=now,
+            ),
+            jobs=[
+                job
+                for hook in on_created
+                for job in hook(
+                    referral_id=referral_id,
+                    environment=principal.environment,
+                    phone=phone,
+                    now=now,
+                )
+            ],
+            response=response,
+            audit=entry(principal.actor, "referral.created", referral_id=referral_id, now=now),
+        )
 
 
 def transition(

@@ -9,41 +9,24 @@ and by one transaction elsewhere (``create_store``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 import msgspec
 
-from rehabref.audit.trail import entry
 from rehabref.channels.providers import ChannelProviders
 from rehabref.clock import iso
-from rehabref.events.outbox import NewEvent, outbox_rows
+from rehabref.events.outbox import NewEvent
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import assistant_session
-from rehabref.jobs import JobRow
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import next_action
 from rehabref.referrals.tasks import contact_task
-from rehabref.workflows.create_plan import CreatePlan, Row, transition
+from rehabref.workflows.create_plan import CreatePlan, Intake, ReferralCreated, Row, transition
 from rehabref.workflows.first_contact import dialogue_context, plan_first_contact
-
-
-class ReferralCreated(Protocol):
-    """What a new referral adds to its own create: scheduled jobs, written with it. It
-    reads and writes nothing itself, so every create, whoever wired what, is one plan."""
-
-    def __call__(
-        self,
-        *,
-        referral_id: str,
-        environment: str,
-        phone: str | None,
-        now: datetime,
-    ) -> Sequence[JobRow]: ...
 
 
 @dataclass(frozen=True)
@@ -60,10 +43,6 @@ class Attribution:
 
     link_id: str
     campaign: str
-
-
-# The hooks of each environment (``test``, ``live``), wired at start-up.
-CreatedHooks = Mapping[str, Sequence[ReferralCreated]]
 
 
 def plan_v1(
@@ -186,46 +165,19 @@ def plan_v1(
         "assistant_session_url": assistant_url,
         "created_at": iso(now),
     }
-    return CreatePlan(
-        partner_id=principal.partner_id,
-        environment=principal.environment,
+    return CreatePlan.for_referral(
+        principal,
         referral=referral,
         transitions=history,
-        assistant_sessions=sessions,
-        contact_tasks=tasks,
-        messages=messages,
-        conversations=conversations,
-        coverage=(),
-        events=outbox_rows(
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            contract=principal.contract,
-            events=events,
-            now=now,
+        intake=Intake(
+            assistant_sessions=sessions,
+            contact_tasks=tasks,
+            messages=messages,
+            conversations=conversations,
         ),
-        jobs=hook_jobs(
-            on_created,
-            referral_id=referral_id,
-            environment=principal.environment,
-            phone=patient.phone,
-            now=now,
-        ),
+        events=events,
+        on_created=on_created,
+        phone=patient.phone,
         response=msgspec.json.encode(response),
-        audit=entry(principal.actor, "referral.created", referral_id=referral_id, now=now),
+        now=now,
     )
-
-
-def hook_jobs(
-    on_created: Sequence[ReferralCreated],
-    *,
-    referral_id: str,
-    environment: str,
-    phone: str | None,
-    now: datetime,
-) -> list[JobRow]:
-    """The job rows every referral-created hook adds to a new referral's plan."""
-    return [
-        job
-        for hook in on_created
-        for job in hook(referral_id=referral_id, environment=environment, phone=phone, now=now)
-    ]

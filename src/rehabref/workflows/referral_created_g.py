@@ -11,22 +11,20 @@ from datetime import datetime
 
 import msgspec
 
-from rehabref.audit.trail import entry
 from rehabref.channels.providers import ChannelProviders
 from rehabref.clock import epoch_ms
 from rehabref.eligibility import tokens as preauth
 from rehabref.errors import ApiError
 from rehabref.events import targets
-from rehabref.events.outbox import NewEvent, outbox_rows
+from rehabref.events.outbox import NewEvent
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.referrals.tracking import new_tracking_code, tracking_url
-from rehabref.workflows.create_plan import CreatePlan, Row, transition
+from rehabref.workflows.create_plan import CreatePlan, Intake, ReferralCreated, Row, transition
 from rehabref.workflows.first_contact import dialogue_context, plan_first_contact
-from rehabref.workflows.referral_created import ReferralCreated, hook_jobs
 
 
 @dataclass(frozen=True)
@@ -205,30 +203,20 @@ def plan_g(
         },
         "created_at": epoch_ms(now),
     }
-    return CreatePlan(
-        partner_id=principal.partner_id,
-        environment=principal.environment,
+    return CreatePlan.for_referral(
+        principal,
         referral=referral,
         transitions=history,
-        assistant_sessions=[session],
-        contact_tasks=first.contact_tasks,
-        messages=first.messages,
-        conversations=first.conversations,
+        intake=Intake(
+            assistant_sessions=[session],
+            contact_tasks=first.contact_tasks,
+            messages=first.messages,
+            conversations=first.conversations,
+        ),
         coverage=coverage,
-        events=outbox_rows(
-            partner_id=principal.partner_id,
-            environment=principal.environment,
-            contract=principal.contract,
-            events=[event],
-            now=now,
-        ),
-        jobs=hook_jobs(
-            on_created,
-            referral_id=referral_id,
-            environment=principal.environment,
-            phone=patient.phone,
-            now=now,
-        ),
+        events=[event],
+        on_created=on_created,
+        phone=patient.phone,
         response=msgspec.json.encode(response),
-        audit=entry(principal.actor, "referral.created", referral_id=referral_id, now=now),
+        now=now,
     )

@@ -74,8 +74,10 @@ def test_a_v1_create_stays_on_its_path(observe: Any) -> None:
     path = sorted(name for name in modules if "." in name)
     assert len(path) <= PATH_CEILING, path
     assert not [name for name in path if name.startswith(EDGES_OTHER_THAN_THE_API)]
-    for step in ("api.referrals", "workflows.referral_created", "workflows.create_store"):
+    for step in ("api.referrals", "workflows.referral_created", "workflows.create_plan"):
         assert step in modules
+    # The create store's adapter: one statement on PostgreSQL, one transaction on SQLite.
+    assert {"workflows.create_store", "workflows.create_store_postgres"} & modules
 
 
 def test_a_live_create_runs_no_sandbox_code(observe: Any) -> None:

@@ -25,7 +25,8 @@ from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import assistant_session
 from rehabref.jobs import JobRow
 from rehabref.principal import Principal
-from rehabref.referrals.schemas_v1 import ReferralCreateV1
+from rehabref.referrals.responses import ReferralCreatedV1
+from rehabref.referrals.schemas_v1 import ReferralCreateV1, ReferralStatus
 from rehabref.referrals.status import next_action
 from rehabref.referrals.tasks import contact_task
 from rehabref.workflows.create_plan import CreatePlan, Row, transition
@@ -73,7 +74,7 @@ def plan_v1(
 ) -> CreatePlan:
     """Plan a Shape V1 referral, its intake and its events; the response is the 2.3 body."""
     referral_id = new_id("ref")
-    status = "contact_pending" if request.route == "contact" else "received"
+    status: ReferralStatus = "contact_pending" if request.route == "contact" else "received"
     patient = request.patient
     referral: Row = {
         "id": referral_id,
@@ -173,15 +174,15 @@ def plan_v1(
         )
         messages, conversations = first.messages, first.conversations
         tasks.extend(first.contact_tasks)
-    response = {
-        "referral_id": referral_id,
-        "external_ref": request.external_ref,
-        "status": status,
-        "care_mode": request.care_mode,
-        "next_action": next_action(status, request.route),
-        "assistant_session_url": assistant_url,
-        "created_at": iso(now),
-    }
+    response = ReferralCreatedV1(
+        referral_id=referral_id,
+        external_ref=request.external_ref,
+        status=status,
+        care_mode=request.care_mode,
+        next_action=next_action(status, request.route),
+        assistant_session_url=assistant_url,
+        created_at=iso(now),
+    )
     return CreatePlan(
         partner_id=principal.partner_id,
         environment=principal.environment,

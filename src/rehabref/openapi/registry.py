@@ -59,4 +59,7 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
 )
 
 # The typed answers (msgspec Structs): their schemas come from the types the API encodes.
-ANSWER_TYPES: tuple[AnswerType, ...] = (*referrals_docs.ANSWER_TYPES,)
+ANSWER_TYPES: tuple[AnswerType, ...] = (
+    *referrals_docs.ANSWER_TYPES,
+    *links_docs.ANSWER_TYPES,
+)

@@ -596,7 +596,7 @@ export interface ReferralLinkRecord {
 
 /** A page of referrals; each in the shape it was created in. */
 export interface ReferralListEither {
-  data: Array<ReferralRecordV1 | ReferralRecordG>;
+  data: Array<ReferralRecordEither>;
   has_more: boolean;
   next_cursor: string | null;
 }

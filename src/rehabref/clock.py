@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import overload
 
 import msgspec
 
@@ -11,6 +12,12 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+@overload
+def iso(value: datetime) -> str: ...
+@overload
+def iso(value: None) -> None: ...
+@overload
+def iso(value: datetime | None) -> str | None: ...
 def iso(value: datetime | None) -> str | None:
     """ISO 8601 UTC with a Z suffix and millisecond precision (truncated, not rounded)."""
     if value is None:

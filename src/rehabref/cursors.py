@@ -11,9 +11,12 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+import msgspec
 
 _VERSION = "c1"
+Item = TypeVar("Item")
 
 
 def encode_cursor(last_id: str) -> str:
@@ -30,13 +33,30 @@ def decode_cursor(cursor: str, id_pattern: re.Pattern[str]) -> str | None:
     return last_id if version == _VERSION and id_pattern.match(last_id) else None
 
 
+class Page(msgspec.Struct, Generic[Item], frozen=True):
+    """Every list's answer: a typed list subclasses ``Page[ItsItem]`` (one name per list in
+    the OpenAPI document)."""
+
+    data: list[Item]
+    has_more: bool
+    next_cursor: str | None
+
+
+def next_cursor(*, has_more: bool, last_id: str | None, encode: Callable[[str], str]) -> str | None:
+    """The cursor that continues after ``last_id``, the id of the page's last item (null when
+    nothing follows)."""
+    return encode(last_id) if has_more and last_id is not None else None
+
+
 def page_envelope(
     data: list[Any], *, has_more: bool, last_id: str | None, encode: Callable[[str], str]
 ) -> dict[str, Any]:
-    """Every list's answer: ``data``, ``has_more`` and the ``next_cursor`` that continues
-    after ``last_id``, the id of the page's last item (null when nothing follows)."""
-    next_cursor = encode(last_id) if has_more and last_id is not None else None
-    return {"data": data, "has_more": has_more, "next_cursor": next_cursor}
+    """A ``Page`` as a dict, for the lists whose items are still dicts."""
+    return {
+        "data": data,
+        "has_more": has_more,
+        "next_cursor": next_cursor(has_more=has_more, last_id=last_id, encode=encode),
+    }
 
 
 DEFAULT_LIMIT = 20

@@ -12,6 +12,15 @@ from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 JSON = "application/json"
 
 
+class AnswerUnion:
+    """A marker naming a union of answer Structs, e.g. "a V1 or a Shape G record": each Struct
+    that subclasses it is one alternative. msgspec describes no untagged union of Structs, so
+    the OpenAPI document writes the marker as ``anyOf`` its subclasses (``openapi/answers.py``);
+    encoding needs nothing, a Struct is written as itself."""
+
+    __slots__ = ()
+
+
 def json_response(
     content: Any, status: int = 200, headers: dict[str, str] | None = None
 ) -> Response[bytes]:

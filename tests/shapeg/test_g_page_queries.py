@@ -171,7 +171,7 @@ async def test_a_page_of_twenty_costs_what_a_page_of_one_costs(
         with counted(conn) as twenty_page:
             records = await g_records(conn, scope, twenty, ring=TEST_RING, base_url=BASE_URL)
     assert len(one_page) == len(twenty_page) == 3
-    assert [record["referral_id"] for record in records] == [row.id for row in twenty]
+    assert [record.referral_id for record in records] == [row.id for row in twenty]
 
 
 async def test_a_record_on_a_page_is_the_record_rendered_alone(
@@ -186,9 +186,9 @@ async def test_a_record_on_a_page_is_the_record_rendered_alone(
             for row in rows
         ]
     assert page == alone
-    statuses = {record["current_status"] for record in page}
+    statuses = {record.current_status for record in page}
     # The seeded states reach every branch that depends on the loaded extras.
     assert {"cancelled", "completed", "in_treatment", "matched", "intake_completed"} <= statuses
-    assert any(record["assigned_physiotherapist"] for record in page)
-    assert any(record["next_session_at"] for record in page)
-    assert any(record["last_session_at"] for record in page)
+    assert any(record.assigned_physiotherapist for record in page)
+    assert any(record.next_session_at for record in page)
+    assert any(record.last_session_at for record in page)

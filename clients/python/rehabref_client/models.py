@@ -550,7 +550,7 @@ class ReferralLinkRecord(TypedDict):
 
 class ReferralListEither(TypedDict):
     """A page of referrals; each in the shape it was created in."""
-    data: list[ReferralRecordV1 | ReferralRecordG]
+    data: list[ReferralRecordEither]
     has_more: bool
     next_cursor: str | None
 

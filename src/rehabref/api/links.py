@@ -7,11 +7,12 @@ from litestar import Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
-from rehabref.cursors import page_envelope, page_params
+from rehabref.cursors import next_cursor, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.service import KeyOwner
 from rehabref.links import service
+from rehabref.links.responses import ReferralLinkList
 from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
@@ -72,11 +73,14 @@ async def list_links(request: PlainRequest) -> Response[bytes]:
         )
     base_url = services.settings.base_url
     return json_response(
-        page_envelope(
-            [service.record(row, base_url) for row in rows],
+        ReferralLinkList(
+            data=[service.record(row, base_url) for row in rows],
             has_more=has_more,
-            last_id=rows[-1].id if rows else None,
-            encode=service.encode_cursor,
+            next_cursor=next_cursor(
+                has_more=has_more,
+                last_id=rows[-1].id if rows else None,
+                encode=service.encode_cursor,
+            ),
         )
     )
 

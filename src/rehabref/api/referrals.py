@@ -16,7 +16,7 @@ from rehabref import fields
 from rehabref.api.referrals_g import create_referral_g
 from rehabref.api_request import ApiRequest
 from rehabref.clock import utcnow
-from rehabref.cursors import page_envelope, page_params
+from rehabref.cursors import next_cursor, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.service import KeyOwner
@@ -25,6 +25,7 @@ from rehabref.principal import Principal
 from rehabref.referrals import store
 from rehabref.referrals.records import v1_record
 from rehabref.referrals.records_g import g_records
+from rehabref.referrals.responses import ReferralListEither, ReferralRecordEither
 from rehabref.referrals.rows import ReferralRow
 from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.shape import detect_shape
@@ -131,18 +132,21 @@ async def list_referrals(request: ApiRequest) -> Response[bytes]:
                 limit=limit,
             )
     return json_response(
-        page_envelope(
-            await _records(services, principal, scope, rows),
+        ReferralListEither(
+            data=await _records(services, principal, scope, rows),
             has_more=has_more,
-            last_id=rows[-1].id if rows else None,
-            encode=store.encode_cursor,
+            next_cursor=next_cursor(
+                has_more=has_more,
+                last_id=rows[-1].id if rows else None,
+                encode=store.encode_cursor,
+            ),
         )
     )
 
 
 async def _records(
     services: Services, principal: Principal, scope: PartnerScope, rows: Sequence[ReferralRow]
-) -> list[dict[str, Any]]:
+) -> list[ReferralRecordEither]:
     """Each referral in the shape it was created in (Shape G rows as the 2.4 record); the
     Shape G rows of a page are completed together, in a fixed number of queries."""
     g_rows = [row for row in rows if row.shape == "g"]
@@ -150,7 +154,7 @@ async def _records(
         return [v1_record(services.box.ring, row, principal) for row in rows]
     async with services.db.read() as conn:
         g_by_id = {
-            record["referral_id"]: record
+            record.referral_id: record
             for record in await g_records(
                 conn, scope, g_rows, ring=services.box.ring, base_url=services.settings.base_url
             )

@@ -19,6 +19,7 @@ from litestar import Response
 from rehabref.clock import utcnow
 from rehabref.idempotency.service import KeyOwner, amend_response
 from rehabref.principal import Principal
+from rehabref.referrals.responses import ReferralCreatedG
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.request_body import validate
 from rehabref.responses import JSON
@@ -69,9 +70,13 @@ async def create_referral_g(
         return response
     if not await services.messages.send_now(waiting[0]["id"], timeout=DISPATCH_TIMEOUT_SECONDS):
         return response
-    answer = msgspec.json.decode(plan.response)
-    answer["messaging_intake"]["dispatched"] = True
-    content = msgspec.json.encode(answer)
+    answer = msgspec.json.decode(plan.response, type=ReferralCreatedG)
+    content = msgspec.json.encode(
+        msgspec.structs.replace(
+            answer,
+            messaging_intake=msgspec.structs.replace(answer.messaging_intake, dispatched=True),
+        )
+    )
     if key is not None:
         async with services.db.write() as conn:
             await amend_response(

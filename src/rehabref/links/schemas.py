@@ -1,4 +1,4 @@
-"""Request and response bodies of the referral-link management API."""
+"""The request body of the referral-link management API (its answers: ``responses.py``)."""
 
 from __future__ import annotations
 
@@ -33,24 +33,3 @@ class ReferralLinkCreate(BaseModel):
     expires_at: (
         Annotated[str, StringConstraints(max_length=40), AfterValidator(_future_utc)] | None
     ) = Field(default=None, description="ISO 8601 UTC; after it the link shows a 410 page.")
-
-
-class ReferralLinkRecord(BaseModel):
-    link_id: str = Field(examples=["lnk_01jd3k7v5n8q2w4e6r8t0y2u4i"])
-    public_code: str = Field(description="At least 128 random bits; holds no patient data.")
-    url: str = Field(description="The hosted form: {public_base}/r/{public_code}.")
-    campaign: str
-    active: bool = Field(
-        description="True while the link accepts submissions (not deactivated, not expired)."
-    )
-    expires_at: str | None
-    created_at: str
-    deactivated_at: str | None
-    clicks: int = Field(description="Views of the form while active (a bare counter).")
-    referrals: int = Field(description="Referrals submitted through the link.")
-
-
-class ReferralLinkList(BaseModel):
-    data: list[ReferralLinkRecord]
-    has_more: bool
-    next_cursor: str | None

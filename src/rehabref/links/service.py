@@ -20,6 +20,7 @@ from rehabref import cursors
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.ids import new_id
+from rehabref.links.responses import ReferralLinkRecord
 from rehabref.links.rows import LinkColumns, LinkRow, PublicLinkRow
 from rehabref.scope import PartnerScope
 from rehabref.tables.links import ReferralLink
@@ -140,19 +141,19 @@ async def count_click(conn: AsyncConnection, *, link: PublicLinkRow) -> None:
     )
 
 
-def record(row: LinkRow, base_url: str) -> dict[str, Any]:
-    return {
-        "link_id": row.id,
-        "public_code": row.public_code,
-        "url": link_url(base_url, row.public_code),
-        "campaign": row.campaign,
-        "active": link_is_open(row, utcnow()),
-        "expires_at": iso(as_utc(row.expires_at)) if row.expires_at else None,
-        "created_at": iso(as_utc(row.created_at)),
-        "deactivated_at": iso(as_utc(row.deactivated_at)) if row.deactivated_at else None,
-        "clicks": int(row.click_count),
-        "referrals": int(row.referral_count),
-    }
+def record(row: LinkRow, base_url: str) -> ReferralLinkRecord:
+    return ReferralLinkRecord(
+        link_id=row.id,
+        public_code=row.public_code,
+        url=link_url(base_url, row.public_code),
+        campaign=row.campaign,
+        active=link_is_open(row, utcnow()),
+        expires_at=iso(as_utc(row.expires_at)) if row.expires_at else None,
+        created_at=iso(as_utc(row.created_at)),
+        deactivated_at=iso(as_utc(row.deactivated_at)) if row.deactivated_at else None,
+        clicks=int(row.click_count),
+        referrals=int(row.referral_count),
+    )
 
 
 def encode_cursor(last_id: str) -> str:

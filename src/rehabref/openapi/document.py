@@ -1,4 +1,5 @@
-"""The OpenAPI 3.1 documents, assembled from the same Pydantic models the API validates with.
+"""The OpenAPI 3.1 documents, assembled from the same Pydantic models the API validates
+requests with and the same msgspec Structs it encodes answers with (``openapi/answers.py``).
 
 Two documents: the partner API (``/openapi.json``, with the webhooks partners receive) and the
 operations API for coordinators (``/openapi-ops.json``); ``full_document`` joins them for
@@ -19,6 +20,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from rehabref.events.catalogue import DESCRIPTIONS, EVENT_TYPES
+from rehabref.openapi.answers import answer_components
 from rehabref.openapi.error_codes import codes_for, table
 from rehabref.openapi.event_payloads import (
     DATA_EXAMPLES,
@@ -28,7 +30,7 @@ from rehabref.openapi.event_payloads import (
 )
 from rehabref.openapi.examples import OPERATION_EXAMPLES, VALIDATION_FIELDS
 from rehabref.openapi.operations import Operation, errors, header
-from rehabref.openapi.registry import OPERATIONS, SCHEMA_MODELS
+from rehabref.openapi.registry import ANSWER_TYPES, OPERATIONS, SCHEMA_MODELS
 from rehabref.openapi.schema_text import Examples
 
 REF = "#/components/schemas/{model}"
@@ -102,6 +104,10 @@ def _all_components() -> dict[str, Any]:
     models += [(m, "validation") for m in DATA_MODELS.values()]
     _, schema = models_json_schema(models, ref_template=REF)
     components = dict(schema.get("$defs", {}))
+    answers = answer_components(ANSWER_TYPES)
+    clashes = set(components) & set(answers)
+    assert not clashes, f"a Pydantic model and an answer type share a name: {clashes}"
+    components.update(answers)
     for event_type in EVENT_TYPES:
         data_ref = REF.format(model=DATA_MODELS[event_type].__name__)
         components[event_schema_name(event_type)] = event_envelope(event_type, data_ref)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rehabref.links.schemas import ReferralLinkCreate, ReferralLinkList, ReferralLinkRecord
+from rehabref.links.responses import ReferralLinkList, ReferralLinkRecord
+from rehabref.links.schemas import ReferralLinkCreate
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import (
     OK_HEADERS,
     PAGE_PARAMETERS,
@@ -82,8 +84,5 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 
-SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
-    ReferralLinkCreate,
-    ReferralLinkRecord,
-    ReferralLinkList,
-)
+SCHEMA_MODELS: tuple[type[BaseModel], ...] = (ReferralLinkCreate,)
+ANSWER_TYPES: tuple[AnswerType, ...] = (ReferralLinkRecord, ReferralLinkList)

@@ -9,8 +9,10 @@ from pydantic import BaseModel
 
 from rehabref.documents import FORMATS
 from rehabref.errors_schema import ErrorBody
+from rehabref.openapi.answers import AnswerType
 
-ResponseSpec = tuple[str, type[BaseModel] | None, dict[str, str]]
+# (description, the body's type: a typed answer or a Pydantic model, headers)
+ResponseSpec = tuple[str, AnswerType | type[BaseModel] | None, dict[str, str]]
 
 REQUEST_ID = {"X-Request-ID": "The request id (yours if you sent one); equals error.request_id."}
 RATE_HEADERS = {

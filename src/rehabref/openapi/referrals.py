@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import (
     OK_HEADERS,
     PAGE_PARAMETERS,
@@ -12,21 +13,14 @@ from rehabref.openapi.operations import (
     header,
     query,
 )
-from rehabref.referrals.schemas_g import (
+from rehabref.referrals.responses import (
     ReferralCreatedEither,
-    ReferralCreatedG,
-    ReferralCreateEither,
-    ReferralCreateG,
     ReferralListEither,
-    ReferralRecordEither,
-    ReferralRecordG,
-)
-from rehabref.referrals.schemas_v1 import (
-    ReferralCreatedV1,
-    ReferralCreateV1,
     ReferralListV1,
-    ReferralRecordV1,
+    ReferralRecordEither,
 )
+from rehabref.referrals.schemas_g import ReferralCreateEither, ReferralCreateG
+from rehabref.referrals.schemas_v1 import ReferralCreateV1
 from rehabref.referrals.status import STATUSES
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -124,14 +118,13 @@ OPERATIONS: tuple[Operation, ...] = (
 
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     ReferralCreateV1,
-    ReferralCreatedV1,
-    ReferralRecordV1,
-    ReferralListV1,
     ReferralCreateG,
-    ReferralCreatedG,
-    ReferralRecordG,
     ReferralCreateEither,
+)
+# The unions bring their members (ReferralRecordV1, ReferralCreatedG, ...).
+ANSWER_TYPES: tuple[AnswerType, ...] = (
     ReferralCreatedEither,
     ReferralRecordEither,
+    ReferralListV1,
     ReferralListEither,
 )

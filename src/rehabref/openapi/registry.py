@@ -21,6 +21,7 @@ from rehabref.openapi import payments as payments_docs
 from rehabref.openapi import referrals as referrals_docs
 from rehabref.openapi import rights as rights_docs
 from rehabref.openapi import scheduling as scheduling_docs
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import Operation
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -55,4 +56,10 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     *care_docs.SCHEMA_MODELS,
     *scheduling_docs.SCHEMA_MODELS,
     *audit_docs.SCHEMA_MODELS,
+)
+
+# The typed answers (msgspec Structs): their schemas come from the types the API encodes.
+ANSWER_TYPES: tuple[AnswerType, ...] = (
+    *referrals_docs.ANSWER_TYPES,
+    *links_docs.ANSWER_TYPES,
 )

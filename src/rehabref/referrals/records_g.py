@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -24,8 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
 from rehabref.db import table
+from rehabref.referrals.responses import AssignedPhysiotherapist, PatientCamel, ReferralRecordG
 from rehabref.referrals.rows import ReferralRow
-from rehabref.referrals.schemas_g import DEFAULT_SESSIONS
+from rehabref.referrals.schemas_g import DEFAULT_SESSIONS, CurrentStatus
 from rehabref.referrals.sealing import patient_identity
 from rehabref.scope import PartnerScope, in_scope
 from rehabref.tables.care import CareSession
@@ -121,7 +121,7 @@ def sessions_total(row: ReferralRow) -> int:
     return int(row.recommended_sessions or DEFAULT_SESSIONS)
 
 
-def current_status(row: ReferralRow, progress: Progress) -> str:
+def current_status(row: ReferralRow, progress: Progress) -> CurrentStatus:
     if row.status == "cancelled":
         return "cancelled"
     if row.status == "closed" or progress.sessions_completed >= sessions_total(row):
@@ -137,22 +137,22 @@ def current_status(row: ReferralRow, progress: Progress) -> str:
 
 async def _physiotherapists(
     conn: AsyncConnection, rows: Sequence[ReferralRow]
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, AssignedPhysiotherapist]:
     """The assigned physiotherapists (a registry shared by every partner), by id."""
     ids = {row.assigned_physio_id for row in rows if row.assigned_physio_id is not None}
     if not ids:
         return {}
     found = await conn.execute(_PHYSIOS, {"ids": sorted(ids)})
-    result: dict[str, dict[str, Any]] = {}
+    result: dict[str, AssignedPhysiotherapist] = {}
     for physio in found:
         specializations = list(physio.specializations or [])
-        result[physio.id] = {
-            "name": physio.name,
-            "licenseNumber": physio.license_number,
-            "specialization": specializations[0] if specializations else None,
-            "rating": float(physio.rating),
-            "phone": physio.phone,
-        }
+        result[physio.id] = AssignedPhysiotherapist(
+            name=physio.name,
+            licenseNumber=physio.license_number,
+            specialization=specializations[0] if specializations else None,
+            rating=float(physio.rating),
+            phone=physio.phone,
+        )
     return result
 
 
@@ -163,7 +163,7 @@ async def g_records(
     *,
     ring: KeyRing,
     base_url: str,
-) -> list[dict[str, Any]]:
+) -> list[ReferralRecordG]:
     """The Shape G records of ``rows`` (found in ``scope``), in their order: at most three
     queries for the whole page."""
     progress_by_id = await progress_of(conn, scope, rows)
@@ -184,28 +184,28 @@ def _record(
     ring: KeyRing,
     row: ReferralRow,
     progress: Progress,
-    physio: dict[str, Any] | None,
+    physio: AssignedPhysiotherapist | None,
     base_url: str,
-) -> dict[str, Any]:
+) -> ReferralRecordG:
     code = row.tracking_code or row.id
     person = patient_identity(ring, row)
-    return {
-        "status": "success",
-        "referral_id": row.id,
-        "tracking_code": code,
-        "partner_reference": row.partner_reference,
-        "tracking_url": f"{base_url}/track/{code}",
-        "current_status": current_status(row, progress),
-        "patient": {
-            "firstName": person.first_name,
-            "lastName": person.last_name,
-            "phone": person.phone,
-            "city": row.patient_city,
-        },
-        "assigned_physiotherapist": physio,
-        "sessions_completed": progress.sessions_completed,
-        "sessions_total": sessions_total(row),
-        "last_session_at": iso(progress.last_session_at),
-        "next_session_at": iso(progress.next_session_at),
-        "created_at": iso(as_utc(row.created_at)),
-    }
+    return ReferralRecordG(
+        status="success",
+        referral_id=row.id,
+        tracking_code=code,
+        partner_reference=row.partner_reference,
+        tracking_url=f"{base_url}/track/{code}",
+        current_status=current_status(row, progress),
+        patient=PatientCamel(
+            firstName=person.first_name,
+            lastName=person.last_name,
+            phone=person.phone,
+            city=row.patient_city,
+        ),
+        assigned_physiotherapist=physio,
+        sessions_completed=progress.sessions_completed,
+        sessions_total=sessions_total(row),
+        last_session_at=iso(progress.last_session_at),
+        next_session_at=iso(progress.next_session_at),
+        created_at=iso(as_utc(row.created_at)),
+    )

@@ -1,4 +1,5 @@
-"""Shape G (partner_reference / clinical_notes model): create request, responses, record."""
+"""Shape G (partner_reference / clinical_notes model): the create request (its answers are in
+``responses.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, StringConstraints
 
 from rehabref import fields
-from rehabref.referrals.schemas_v1 import ReferralCreatedV1, ReferralCreateV1, ReferralRecordV1
+from rehabref.referrals.schemas_v1 import ReferralCreateV1
 
 Priority = Literal["standard", "urgent", "high"]
 BillingMode = Literal["patient_self_pay", "hmo_direct_billing", "corporate_sponsored"]
@@ -108,89 +109,5 @@ class ReferralCreateG(BaseModel):
     )
 
 
-class PatientNamePhone(BaseModel):
-    name: str = Field(description="Full name.")
-    phone: str
-
-
-class MessagingIntake(BaseModel):
-    dispatched: bool = Field(
-        description="True only when the messaging provider accepted the intake message (tried "
-        "once right after the create, with a short timeout; test keys: recorded by the sandbox, "
-        "never sent). False: the message is queued and retried, or no provider is configured."
-    )
-    recipient: str
-    intake_token: str = Field(description="Patient-only token; do not log it.")
-    deep_link: str = Field(description="Opens the assistant intake flow for the patient only.")
-
-
-class ReferralCreatedG(BaseModel):
-    """HTTP 201 body of a Shape G create: the union of both observed variants."""
-
-    status: Literal["success"]
-    referral_id: str
-    tracking_code: str
-    partner_reference: str | None
-    tracking_url: str
-    intake_status: Literal["pending_messaging_response", "pending_coordinator_contact"] = Field(
-        description="pending_coordinator_contact: live key and no WhatsApp provider configured; "
-        "a coordinator contacts the patient."
-    )
-    patient: PatientNamePhone
-    messaging_intake: MessagingIntake
-    created_at: int = Field(description="Milliseconds since the Unix epoch.")
-
-
-class PatientCamel(BaseModel):
-    firstName: str
-    lastName: str | None
-    phone: str | None
-    city: str
-
-
-class AssignedPhysiotherapist(BaseModel):
-    name: str
-    licenseNumber: str
-    specialization: str | None
-    rating: float
-    phone: str
-
-
-class ReferralRecordG(BaseModel):
-    """Shape G referral record (spec 2.4)."""
-
-    status: Literal["success"]
-    referral_id: str
-    tracking_code: str
-    partner_reference: str | None
-    tracking_url: str
-    current_status: CurrentStatus
-    patient: PatientCamel
-    assigned_physiotherapist: AssignedPhysiotherapist | None = Field(
-        description="Null until a physiotherapist is matched."
-    )
-    sessions_completed: int
-    sessions_total: int
-    last_session_at: str | None
-    next_session_at: str | None
-    created_at: str
-
-
 class ReferralCreateEither(RootModel[ReferralCreateV1 | ReferralCreateG]):
     """A create body in Shape V1 or Shape G; the fields present decide (docs/decisions.md)."""
-
-
-class ReferralCreatedEither(RootModel[ReferralCreatedV1 | ReferralCreatedG]):
-    """The 201 body in the shape of the request."""
-
-
-class ReferralRecordEither(RootModel[ReferralRecordV1 | ReferralRecordG]):
-    """A V1 referral renders as the V1 record, a Shape G referral as the 2.4 record."""
-
-
-class ReferralListEither(BaseModel):
-    """A page of referrals; each in the shape it was created in."""
-
-    data: list[ReferralRecordV1 | ReferralRecordG]
-    has_more: bool
-    next_cursor: str | None

@@ -1,4 +1,5 @@
-"""Shape V1 (external_ref model): create request, create response and referral record."""
+"""Shape V1 (external_ref model): the create request, and the value types its answers share
+(``responses.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
-    Field,
     StrictBool,
     model_validator,
 )
@@ -117,70 +117,3 @@ class ReferralCreateV1(BaseModel):
     def consent_time(self) -> datetime:
         # ``accepted_at`` passed ``fields.utc_timestamp`` when the model was validated.
         return datetime.fromisoformat(self.consent.accepted_at).astimezone(UTC)
-
-
-class ReferralCreatedV1(BaseModel):
-    """HTTP 201 body of a Shape V1 create."""
-
-    referral_id: str = Field(examples=["ref_01jd3k7v5n8q2w4e6r8t0y2u4i"])
-    external_ref: str
-    status: ReferralStatus
-    care_mode: CareMode
-    next_action: NextAction
-    assistant_session_url: str | None = Field(
-        description="Short-lived link for the patient only (route=assistant); null for contact. "
-        "Do not log it or use it as an identifier."
-    )
-    created_at: str = Field(examples=["2026-11-21T10:00:00.000Z"])
-
-
-class PatientSummaryV1(BaseModel):
-    first_name: str
-    city: str
-
-
-class ConsentRecordV1(BaseModel):
-    accepted: bool
-    accepted_at: str
-    version: str
-    source: str
-
-
-class AppointmentV1(BaseModel):
-    status: Literal["booked", "attended", "cancelled"]
-    scheduled_at: str | None
-    care_mode: str | None
-
-
-class PaymentV1(BaseModel):
-    currency: str
-    amount_minor: int
-    partner_commission_minor: int | None
-    commission_status: str | None
-
-
-class ReferralRecordV1(BaseModel):
-    """The V1 referral record: referral, contact, appointment and commercial status only."""
-
-    referral_id: str
-    external_ref: str
-    status: ReferralStatus
-    care_mode: CareMode
-    route: Route
-    preferred_contact: PreferredContact
-    next_action: NextAction
-    patient: PatientSummaryV1
-    consent: ConsentRecordV1
-    metadata: dict[str, Any] | None
-    appointment: AppointmentV1 | None
-    payment: PaymentV1 | None = Field(
-        description="Present only when the partner's commercial agreement shows payments."
-    )
-    created_at: str
-    updated_at: str
-
-
-class ReferralListV1(BaseModel):
-    data: list[ReferralRecordV1]
-    has_more: bool
-    next_cursor: str | None

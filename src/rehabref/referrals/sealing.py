@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, overload
 
 from rehabref.crypto import KeyRing, open_stored, seal
 from rehabref.referrals.partner_metadata import sealed_metadata
@@ -56,6 +56,12 @@ def stored_referral(ring: KeyRing, referral: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
+@overload
+def open_text(ring: KeyRing, purpose: str, stored: str) -> str: ...
+@overload
+def open_text(ring: KeyRing, purpose: str, stored: None) -> None: ...
+@overload
+def open_text(ring: KeyRing, purpose: str, stored: str | None) -> str | None: ...
 def open_text(ring: KeyRing, purpose: str, stored: str | None) -> str | None:
     """A stored value's text; a value written before sealing is plain and read as it is."""
     return open_stored(ring, purpose, stored)

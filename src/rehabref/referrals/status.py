@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rehabref.referrals.schemas_v1 import NextAction
+
 STATUSES: tuple[str, ...] = (
     "received",
     "contact_pending",
@@ -15,13 +17,16 @@ STATUSES: tuple[str, ...] = (
 TERMINAL = frozenset({"closed", "cancelled"})
 
 
-def next_action(status: str, route: str | None) -> str:
+_NEXT_ACTIONS: dict[str, NextAction] = {
+    "contact_pending": "await_contact",
+    "assistant_started": "complete_assistant",
+    "booked": "attend_appointment",
+    "attended": "record_payment",
+    "paid": "close_referral",
+}
+
+
+def next_action(status: str, route: str | None) -> NextAction:
     if status == "received":
         return "start_assistant" if route == "assistant" else "await_contact"
-    return {
-        "contact_pending": "await_contact",
-        "assistant_started": "complete_assistant",
-        "booked": "attend_appointment",
-        "attended": "record_payment",
-        "paid": "close_referral",
-    }.get(status, "none")
+    return _NEXT_ACTIONS.get(status, "none")

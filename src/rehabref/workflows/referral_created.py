@@ -22,7 +22,8 @@ from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
-from rehabref.referrals.schemas_v1 import ReferralCreateV1
+from rehabref.referrals.responses import ReferralCreatedV1
+from rehabref.referrals.schemas_v1 import ReferralCreateV1, ReferralStatus
 from rehabref.referrals.status import next_action
 from rehabref.referrals.tasks import contact_task
 from rehabref.workflows.create_plan import CreatePlan, Intake, ReferralCreated, Row, transition
@@ -56,7 +57,7 @@ def plan_v1(
 ) -> CreatePlan:
     """Plan a Shape V1 referral, its intake and its events; the response is the 2.3 body."""
     referral_id = new_id("ref")
-    status = "contact_pending" if request.route == "contact" else "received"
+    status: ReferralStatus = "contact_pending" if request.route == "contact" else "received"
     patient = request.patient
     referral: Row = {
         "id": referral_id,
@@ -156,15 +157,15 @@ def plan_v1(
         )
         messages, conversations = first.messages, first.conversations
         tasks.extend(first.contact_tasks)
-    response = {
-        "referral_id": referral_id,
-        "external_ref": request.external_ref,
-        "status": status,
-        "care_mode": request.care_mode,
-        "next_action": next_action(status, request.route),
-        "assistant_session_url": assistant_url,
-        "created_at": iso(now),
-    }
+    response = ReferralCreatedV1(
+        referral_id=referral_id,
+        external_ref=request.external_ref,
+        status=status,
+        care_mode=request.care_mode,
+        next_action=next_action(status, request.route),
+        assistant_session_url=assistant_url,
+        created_at=iso(now),
+    )
     return CreatePlan.for_referral(
         principal,
         referral=referral,

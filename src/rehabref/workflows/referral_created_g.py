@@ -21,6 +21,12 @@ from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.intake.service import assistant_session
 from rehabref.principal import Principal
+from rehabref.referrals.responses import (
+    IntakeStatus,
+    MessagingIntake,
+    PatientNamePhone,
+    ReferralCreatedG,
+)
 from rehabref.referrals.schemas_g import ReferralCreateG
 from rehabref.referrals.tracking import new_tracking_code, tracking_url
 from rehabref.workflows.create_plan import CreatePlan, Intake, ReferralCreated, Row, transition
@@ -166,7 +172,7 @@ def plan_g(
         channels=ctx.channels,
         now=now,
     )
-    intake_status = (
+    intake_status: IntakeStatus = (
         "pending_messaging_response" if first.messages else "pending_coordinator_contact"
     )
     data = {
@@ -185,24 +191,26 @@ def plan_g(
         extra_targets=(request.callback_url,) if request.callback_url else (),
         occurred_at=now,
     )
-    response = {
-        "status": "success",
-        "referral_id": referral_id,
-        "tracking_code": code,
-        "partner_reference": request.partner_reference,
-        "tracking_url": tracking_url(ctx.base_url, code),
-        "intake_status": intake_status,
-        "patient": {"name": f"{patient.first_name} {patient.last_name}", "phone": patient.phone},
-        "messaging_intake": {
+    response = ReferralCreatedG(
+        status="success",
+        referral_id=referral_id,
+        tracking_code=code,
+        partner_reference=request.partner_reference,
+        tracking_url=tracking_url(ctx.base_url, code),
+        intake_status=intake_status,
+        patient=PatientNamePhone(
+            name=f"{patient.first_name} {patient.last_name}", phone=patient.phone
+        ),
+        messaging_intake=MessagingIntake(
             # True only once a provider took the message: the sandbox's at once; a live
             # provider's after the commit (``api/referrals_g.py`` tries it then).
-            "dispatched": first.recorded_as_sent,
-            "recipient": patient.phone,
-            "intake_token": deep_link.rsplit("/a/", 1)[1],
-            "deep_link": deep_link,
-        },
-        "created_at": epoch_ms(now),
-    }
+            dispatched=first.recorded_as_sent,
+            recipient=patient.phone,
+            intake_token=deep_link.rsplit("/a/", 1)[1],
+            deep_link=deep_link,
+        ),
+        created_at=epoch_ms(now),
+    )
     return CreatePlan.for_referral(
         principal,
         referral=referral,

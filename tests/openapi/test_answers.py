@@ -1,0 +1,82 @@
+"""The typed answers' components (openapi/answers.py): what msgspec writes for the Structs the
+API encodes, with unions as ``anyOf`` their members and Literal values as declared."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+import pytest
+
+from rehabref.cursors import Page
+from rehabref.openapi.answers import answer_components
+from rehabref.openapi.document import full_document
+from rehabref.openapi.registry import ANSWER_TYPES, SCHEMA_MODELS
+from rehabref.referrals.responses import ReferralRecordV1
+from rehabref.responses import AnswerUnion
+
+REF = "#/components/schemas/"
+
+
+class Either(AnswerUnion):
+    """A first or a second."""
+
+    __slots__ = ()
+
+
+class First(msgspec.Struct, Either, frozen=True):
+    state: Literal["new", "open", "closed"]
+    kind: Annotated[Literal["first"], msgspec.Meta(description="Which one.")]
+
+
+class Second(msgspec.Struct, Either, frozen=True):
+    count: int | None
+
+
+class EitherList(Page[Either], frozen=True):
+    """A page of either."""
+
+
+class Lonely(AnswerUnion):
+    __slots__ = ()
+
+
+class LonelyList(Page[Lonely], frozen=True):
+    pass
+
+
+def test_a_union_is_any_of_its_members_in_the_order_they_are_defined():
+    components = answer_components([Either, EitherList])
+    assert components["Either"] == {
+        "title": "Either",
+        "description": "A first or a second.",
+        "anyOf": [{"$ref": REF + "First"}, {"$ref": REF + "Second"}],
+    }
+    assert components["EitherList"]["properties"]["data"] == {
+        "type": "array",
+        "items": {"$ref": REF + "Either"},
+    }
+    assert components["Second"]["properties"]["count"] == {
+        "anyOf": [{"type": "integer"}, {"type": "null"}]
+    }
+
+
+def test_literal_values_are_listed_as_declared_and_one_value_is_a_const():
+    properties = answer_components([First])["First"]["properties"]
+    assert properties["state"] == {"enum": ["new", "open", "closed"], "type": "string"}
+    assert properties["kind"] == {"description": "Which one.", "const": "first", "type": "string"}
+
+
+def test_a_union_referred_to_must_be_listed():
+    with pytest.raises(AssertionError, match="Lonely"):
+        answer_components([LonelyList])
+
+
+def test_the_document_describes_each_typed_answer_from_its_type():
+    schemas = full_document()["components"]["schemas"]
+    assert schemas["ReferralRecordV1"] == answer_components(ANSWER_TYPES)["ReferralRecordV1"]
+    assert list(schemas["ReferralRecordV1"]["properties"]) == [
+        field.encode_name for field in msgspec.structs.fields(ReferralRecordV1)
+    ]
+    pydantic_names = {model.__name__ for model in SCHEMA_MODELS}
+    assert not pydantic_names & {kind.__name__ for kind in ANSWER_TYPES}

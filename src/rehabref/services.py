@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rehabref.api_request import ApiRequest
+from rehabref.audit.read_group import ReadRecorder
 from rehabref.billing.paystack import PaystackClient
 from rehabref.channels.providers import ChannelProviders
 from rehabref.channels.worker import MessageWorker
@@ -36,6 +37,8 @@ class Services:
     roster: RosterSources
     # Writes every referral create (one statement on PostgreSQL, one transaction elsewhere).
     create_store: CreateStore
+    # Appends the audit records of API reads, many reads' records per commit.
+    read_records: ReadRecorder
     # Who carries patient messages per environment and channel, and the sender that tries
     # a new referral's first message right after its create.
     channels: ChannelProviders

@@ -20,6 +20,7 @@ from rehabref.api import events as event_endpoints
 from rehabref.api import links as link_endpoints
 from rehabref.api import referrals as referral_endpoints
 from rehabref.api.audit_reads import record_api_read
+from rehabref.audit.read_group import ReadRecorder
 from rehabref.config import Settings, load_settings
 from rehabref.console import routes as console_routes
 from rehabref.db import Database
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None, *, run_worker: bool = False) ->
             idempotency=IdempotentCreates(
                 db, box.ring, ttl_seconds=settings.idempotency_ttl_seconds
             ),
+            read_records=ReadRecorder(db),
             referral_created=wiring.referral_created_hooks(),
             paystack=paystack,
         )

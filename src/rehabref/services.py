@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rehabref.api_request import ApiRequest
+from rehabref.audit.read_group import ReadRecorder
 from rehabref.billing.paystack import PaystackClient
 from rehabref.channels.providers import ChannelProviders
 from rehabref.channels.worker import MessageWorker
@@ -39,6 +40,8 @@ class Services:
     create_store: CreateStore
     # The idempotent-create flow every POST that creates something goes through.
     idempotency: IdempotentCreates
+    # Appends the audit records of API reads, many reads' records per commit.
+    read_records: ReadRecorder
     # Who carries patient messages per environment and channel, and the sender that tries
     # a new referral's first message right after its create.
     channels: ChannelProviders

@@ -4,7 +4,8 @@ Routes declare their read's action; the router calls ``record_read`` after a suc
 answer and before sending it, so no patient data leaves unrecorded (a failed record is a 500
 instead). Who read is what authentication left in the request state (``actor``); the
 referral is the ``referral_id`` path parameter, any other path parameter is the ``subject``.
-A read is recorded in its own one-statement transaction (docs/security.md).
+Records of concurrent reads are committed together (``audit.read_group``), each request
+waiting for its own record's commit (docs/security.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rehabref.api_request import ApiRequest
-from rehabref.audit.trail import entry, record_read
+from rehabref.audit.trail import entry
 from rehabref.principal import ACTOR_STATE, REFERRAL_STATE
 from rehabref.services import services_of
 
@@ -27,6 +28,6 @@ async def record_api_read(request: ApiRequest, action: str, params: Mapping[str,
     subject = next(
         (value for name, value in params.items() if name not in {"referral_id", "token"}), None
     )
-    await record_read(
-        services_of(request).db, entry(actor, action, referral_id=referral_id, subject=subject)
+    await services_of(request).read_records.record(
+        entry(actor, action, referral_id=referral_id, subject=subject)
     )

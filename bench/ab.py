@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from bench.environment import free_port, fresh_database, onboard
-from bench.run import RESULTS, Measurement, _wrk_run, app_server, seed, serve, settle, wrk
+from bench.run import RESULTS, Measurement, app_server, seed, serve, settle, wrk, wrk_counts
 
 _SCRIPTS = {"create": "create.lua", "get": "get.lua", "list": "list.lua"}
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -80,7 +80,7 @@ def _round(
     env = {**env, "REHABREF_SECRET_KEY_FILE": key_file}
     with serve(argv, env, "/readyz", port) as base:
         pid = _server_pid(port)
-        _wrk_run(base, _SCRIPTS[scenario], args, conns, 3)  # unmeasured warm-up
+        wrk_counts(base, _SCRIPTS[scenario], args, conns, 3)  # unmeasured warm-up
         database = url.rsplit("/", 1)[1]
         before = _tree_cpu_seconds(pid)
         before_postgres = _postgres_cpu_seconds(database)

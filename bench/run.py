@@ -126,8 +126,8 @@ def wrk(
     """``warm_up`` seconds of the same load first, not measured: connection pools fill,
     prepared statements and caches warm, as on a server that has been up a while."""
     if warm_up:
-        _wrk_run(base, script, args, connections, warm_up)
-    data = _wrk_run(base, script, args, connections, seconds)
+        wrk_counts(base, script, args, connections, warm_up)
+    data = wrk_counts(base, script, args, connections, seconds)
     errors = sum(data[k] for k in data if k.startswith("errors_")) + data["non_2xx"]
     return Measurement(
         name=name,
@@ -139,9 +139,10 @@ def wrk(
     )
 
 
-def _wrk_run(
+def wrk_counts(
     base: str, script: str, args: list[str], connections: int, seconds: int
 ) -> dict[str, int]:
+    """One wrk run of ``script`` against ``base``: its raw counts (``report.lua``)."""
     combined = RESULTS / f"{script}.combined.lua"
     combined.write_text((HERE / script).read_text() + "\n" + (HERE / "report.lua").read_text())
     path = {"bare.lua": "/ping", "reference_insert.lua": "/items"}.get(script, "/")

@@ -19,7 +19,7 @@ from rehabref.clock import utcnow
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.flow import create_idempotently, in_transaction
-from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.principal import Principal
 from rehabref.request_body import json_object, validate
@@ -44,8 +44,9 @@ def _key_scope(operator: OperatorPrincipal) -> Principal:
     )
 
 
-async def create_payment_request(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def create_payment_request(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     services = services_of(request)
     body = await json_object(request)
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=True)
@@ -88,6 +89,9 @@ async def create_payment_request(request: PlainRequest, referral_id: str) -> Res
 
 ROUTES = [
     PlainRoute(
-        "POST", "/api/v1/ops/referrals/{referral_id}/payment-requests", create_payment_request
+        "POST",
+        "/api/v1/ops/referrals/{referral_id}/payment-requests",
+        create_payment_request,
+        auth=OPERATOR,
     ),
 ]

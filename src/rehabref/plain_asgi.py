@@ -9,7 +9,7 @@ only the HTML pages (console, patient pages, /docs); every path not routed here 
 Each route declares how its caller is authenticated (``auth``): a ``RouteAuth`` kind, whose
 ``Authentication`` the router is given at start-up (app.py), or ``PUBLIC`` for routes that
 check their own credential (a provider's signature). The router authenticates once, before the
-handler, and passes the resolved principal to the handler after the request.
+handler, and passes the resolved principal to the handler as its second argument.
 
 Errors keep the spec's error body: ``ApiError`` and unexpected exceptions are answered with
 the same handlers Litestar uses, a known path with another method is a 405 with ``Allow``,

@@ -9,7 +9,7 @@ from typing import Any
 from litestar import Response
 
 from rehabref.errors import ApiError
-from rehabref.plain_asgi import PlainRequest, PlainRoute, PlainRouter
+from rehabref.plain_asgi import PUBLIC, PlainRequest, PlainRoute, PlainRouter
 
 
 async def echo(request: PlainRequest, **params: str) -> Response[bytes]:
@@ -39,11 +39,11 @@ class Downstream:
 def make_router() -> tuple[PlainRouter, Downstream]:
     downstream = Downstream()
     routes = [
-        PlainRoute("POST", "/items", echo),
-        PlainRoute("GET", "/items", echo),
-        PlainRoute("GET", "/items/{item_id}", echo),
-        PlainRoute("PUT", "/refuse", refuse),
-        PlainRoute("GET", "/crash", crash),
+        PlainRoute("POST", "/items", echo, auth=PUBLIC),
+        PlainRoute("GET", "/items", echo, auth=PUBLIC),
+        PlainRoute("GET", "/items/{item_id}", echo, auth=PUBLIC),
+        PlainRoute("PUT", "/refuse", refuse, auth=PUBLIC),
+        PlainRoute("GET", "/crash", crash, auth=PUBLIC),
     ]
     return PlainRouter(downstream, routes, max_body=100), downstream  # type: ignore[arg-type]
 
@@ -139,10 +139,10 @@ async def test_api_errors_keep_their_headers_and_crashes_are_500_without_details
 async def test_parameters_in_any_segment_and_literals_win_over_parameters():
     downstream = Downstream()
     routes = [
-        PlainRoute("POST", "/things/{thing_id}/moves", echo),
-        PlainRoute("GET", "/things/{thing_id}/parts/{part_id}", echo),
-        PlainRoute("GET", "/things/special/moves", refuse),
-        PlainRoute("GET", "/things/{thing_id}", echo),
+        PlainRoute("POST", "/things/{thing_id}/moves", echo, auth=PUBLIC),
+        PlainRoute("GET", "/things/{thing_id}/parts/{part_id}", echo, auth=PUBLIC),
+        PlainRoute("GET", "/things/special/moves", refuse, auth=PUBLIC),
+        PlainRoute("GET", "/things/{thing_id}", echo, auth=PUBLIC),
     ]
     router = PlainRouter(downstream, routes, max_body=100)  # type: ignore[arg-type]
     status, _, body = await call(router, "POST", "/things/t1/moves")
@@ -167,7 +167,9 @@ async def test_the_first_of_repeated_headers_and_the_client_address_are_availabl
         seen["client"] = request.client
         return Response(content=b"{}", media_type="application/json")
 
-    router = PlainRouter(Downstream(), [PlainRoute("GET", "/look", look)], max_body=100)  # type: ignore[arg-type]
+    router = PlainRouter(
+        Downstream(), [PlainRoute("GET", "/look", look, auth=PUBLIC)], max_body=100
+    )  # type: ignore[arg-type]
     headers = [(b"X-Forwarded-For", b"10.0.0.1"), (b"x-forwarded-for", b"10.0.0.2")]
     assert (await call(router, "GET", "/look", headers=headers))[0] == 200
     assert seen["first"] == "10.0.0.1"

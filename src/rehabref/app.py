@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from litestar import Litestar
 from litestar.contrib.jinja import JinjaTemplateEngine
@@ -13,12 +14,14 @@ from litestar.template.config import TemplateConfig
 from litestar.types import ASGIApp
 
 from rehabref import health, transport_security, wiring
+from rehabref.api import authentication as partner_authentication
 from rehabref.api import care as care_endpoints
 from rehabref.api import commission as commission_endpoints
 from rehabref.api import eligibility as eligibility_endpoints
 from rehabref.api import events as event_endpoints
 from rehabref.api import links as link_endpoints
 from rehabref.api import referrals as referral_endpoints
+from rehabref.api import report_link_auth
 from rehabref.api.audit_reads import record_api_read
 from rehabref.audit.read_group import ReadRecorder
 from rehabref.config import Settings, load_settings
@@ -32,6 +35,7 @@ from rehabref.logging import configure_logging
 from rehabref.openapi import document as openapi_document
 from rehabref.openapi import reference_page
 from rehabref.ops import audit_endpoints as audit_ops_endpoints
+from rehabref.ops import auth as operator_authentication
 from rehabref.ops import (
     calendar_feed_endpoints,
     matching_endpoints,
@@ -52,7 +56,7 @@ from rehabref.pages import withdrawal as withdrawal_pages
 from rehabref.partners.auth import Authenticator
 from rehabref.physio_app import calendar_pages as physio_calendar_pages
 from rehabref.physio_app import pages as physio_pages
-from rehabref.plain_asgi import PlainRouter
+from rehabref.plain_asgi import Authentication, PlainRouter
 from rehabref.provider_webhooks import paystack as paystack_webhooks
 from rehabref.provider_webhooks import twilio as twilio_webhooks
 from rehabref.provider_webhooks import whatsapp as whatsapp_webhooks
@@ -185,8 +189,22 @@ JSON_ROUTES = [
 ]
 
 
+# How each route kind's caller is resolved: the router runs the route's one before its handler.
+AUTHENTICATIONS: list[Authentication[Any]] = [
+    *partner_authentication.AUTHENTICATIONS,
+    *operator_authentication.AUTHENTICATIONS,
+    *report_link_auth.AUTHENTICATIONS,
+]
+
+
 def serve_json_routes(app: Litestar, settings: Settings) -> ASGIApp:
-    return PlainRouter(app, JSON_ROUTES, max_body=settings.max_body_bytes, audit=record_api_read)
+    return PlainRouter(
+        app,
+        JSON_ROUTES,
+        max_body=settings.max_body_bytes,
+        authentications=AUTHENTICATIONS,
+        audit=record_api_read,
+    )
 
 
 def build_asgi_app(settings: Settings, *, run_worker: bool) -> ASGIApp:

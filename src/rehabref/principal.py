@@ -27,10 +27,3 @@ class Principal:
     def actor(self) -> str:
         """How this caller appears in a referral's history."""
         return f"partner:{self.partner_id}:{self.key_id}"
-
-
-# Where authentication leaves the caller's actor string in the request state, for the audit
-# record of what the request reads (``api/audit_reads.py``).
-ACTOR_STATE = "actor"
-# ... and the referral read, when the path does not name it (a signed link's token).
-REFERRAL_STATE = "audit_referral_id"

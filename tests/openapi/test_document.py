@@ -13,6 +13,7 @@ from schemathesis.specs.openapi.definitions import OPENAPI_31_VALIDATOR
 
 from rehabref.app import JSON_ROUTES, create_app
 from rehabref.config import Settings
+from rehabref.plain_asgi import RouteAuth
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 
@@ -137,6 +138,18 @@ def test_partner_operations_declare_bearer_auth(document):
     for method, path, operation in operations(document):
         if path.startswith("/api/v1/partners") or path.startswith("/v1/"):
             assert operation.get("security") == [{"bearerAuth": []}], (method, path)
+
+
+def test_documented_security_follows_each_routes_authentication(document):
+    """The document's bearer requirement and 401 answer agree with the route's ``auth``: every
+    documented JSON route authenticates a partner key or an operator token."""
+    for route in JSON_ROUTES:
+        if not route.in_schema:
+            continue
+        operation = document["paths"][route.path][route.method.lower()]
+        assert isinstance(route.auth, RouteAuth), route
+        assert operation.get("security") == [{"bearerAuth": []}], route
+        assert "401" in operation["responses"], route
 
 
 def test_every_reference_resolves(document):

@@ -11,17 +11,18 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
+from rehabref.api.authentication import PARTNER_SECRET
+from rehabref.api.report_link_auth import REPORT_LINK, ReportLinkHolder
 from rehabref.care import store as care_store
 from rehabref.care.outcomes import load_outcome, report_body
-from rehabref.care.report_links import pdf_url, read_pdf_token
+from rehabref.care.report_links import pdf_url
 from rehabref.care.views import partner_session_item
 from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.matching.rows import PhysioRow
-from rehabref.pages.ip_limits import client_ip, limits_of
 from rehabref.plain_asgi import PlainRequest, PlainRoute
-from rehabref.principal import ACTOR_STATE, REFERRAL_STATE, Principal
+from rehabref.principal import Principal
 from rehabref.referrals import store as referral_store
 from rehabref.referrals.rows import ReferralRow
 from rehabref.responses import json_response
@@ -59,9 +60,8 @@ def _bound(raw: str | None, name: str, *, end: bool, problems: dict[str, str]) -
 _BOUND_FORMAT = "Use a date (2026-01-31) or an ISO 8601 UTC timestamp (2026-01-31T09:30:00Z)."
 
 
-async def list_sessions(request: PlainRequest) -> Response[bytes]:
+async def list_sessions(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     query = request.query_params
     problems: dict[str, str] = {}
     status = query.get("status")
@@ -111,9 +111,10 @@ def _forbid_v1(principal: Principal) -> None:
         )
 
 
-async def outcome_report(request: PlainRequest, referral_id: str) -> Response[bytes]:
+async def outcome_report(
+    request: PlainRequest, principal: Principal, referral_id: str
+) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     _forbid_v1(principal)
     async with services.db.read() as conn:
         referral = await referral_store.get_referral(
@@ -141,25 +142,12 @@ async def _physio_of(conn: AsyncConnection, referral: ReferralRow) -> PhysioRow 
     return (await conn.execute(select(_physios).where(_physios.c.id == physio_id))).first()
 
 
-async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
-    """No API key: the signed, expiring token is the credential."""
+async def discharge_pdf(
+    request: PlainRequest, link: ReportLinkHolder, token: str
+) -> Response[bytes]:
+    """No API key: the signed, expiring token is the credential (``REPORT_LINK``)."""
     services = services_of(request)
-    # Rendering costs real CPU: a client may fetch only so many per minute.
-    limits = limits_of(request)
-    wait = await limits.blocked(limits.pdf_per_ip, "pdf", client_ip(request))
-    if wait is not None:
-        raise ApiError(
-            429,
-            "rate_limited",
-            f"Too many report downloads; retry after {wait} seconds.",
-            headers={"Retry-After": str(wait)},
-        )
-    referral_id = read_pdf_token(services.box, token)
-    if referral_id is None:
-        raise ApiError(403, "forbidden", "This report link is invalid or has expired.")
-    # Whoever holds the signed link (no account): the audit trail names the link's referral.
-    request.scope["state"][ACTOR_STATE] = "report_link:signed"
-    request.scope["state"][REFERRAL_STATE] = referral_id
+    referral_id = link.referral_id
     async with services.db.read() as conn:
         referral = await referral_store.unscoped_get_referral(conn, referral_id=referral_id)
         if referral is None:
@@ -190,12 +178,27 @@ async def discharge_pdf(request: PlainRequest, token: str) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("GET", "/api/v1/partners/sessions", list_sessions, audit="sessions.listed"),
     PlainRoute(
-        "GET", "/api/v1/partners/reports/{referral_id}", outcome_report, audit="report.read"
+        "GET",
+        "/api/v1/partners/sessions",
+        list_sessions,
+        auth=PARTNER_SECRET,
+        audit="sessions.listed",
+    ),
+    PlainRoute(
+        "GET",
+        "/api/v1/partners/reports/{referral_id}",
+        outcome_report,
+        auth=PARTNER_SECRET,
+        audit="report.read",
     ),
     # The signed PDF link of the report (its token is the credential; not an API operation).
     PlainRoute(
-        "GET", "/reports/pdf/{token}", discharge_pdf, in_schema=False, audit="report.downloaded"
+        "GET",
+        "/reports/pdf/{token}",
+        discharge_pdf,
+        auth=REPORT_LINK,
+        in_schema=False,
+        audit="report.downloaded",
     ),
 ]

@@ -13,6 +13,7 @@ import asyncio
 
 from litestar import Response
 
+from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.billing import commission_store as store
 from rehabref.billing.statement_csv import statement_csv
 from rehabref.cursors import page_envelope, page_params
@@ -42,9 +43,8 @@ def _require_commission(principal: Principal) -> None:
         raise ApiError(404, "not_found", "This partner's agreement shows no commission.")
 
 
-async def list_statements(request: PlainRequest) -> Response[bytes]:
+async def list_statements(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     _require_commission(principal)
     problems: dict[str, str] = {}
     limit, before_id = page_params(request.query_params, store.decode_cursor, problems)
@@ -64,10 +64,11 @@ async def list_statements(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def get_statement(request: PlainRequest, statement_id: str) -> Response[bytes]:
+async def get_statement(
+    request: PlainRequest, principal: Principal, statement_id: str
+) -> Response[bytes]:
     """JSON with its lines; ``?format=csv`` or ``?format=pdf`` for the documents."""
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     _require_commission(principal)
     kind = document_format(request.query_params)
     async with services.db.read() as conn:
@@ -94,8 +95,14 @@ async def get_statement(request: PlainRequest, statement_id: str) -> Response[by
 
 
 ROUTES = [
-    PlainRoute("GET", BASE_PATH, list_statements, audit="commission_statements.listed"),
     PlainRoute(
-        "GET", BASE_PATH + "/{statement_id}", get_statement, audit="commission_statement.read"
+        "GET", BASE_PATH, list_statements, auth=PARTNER_SECRET, audit="commission_statements.listed"
+    ),
+    PlainRoute(
+        "GET",
+        BASE_PATH + "/{statement_id}",
+        get_statement,
+        auth=PARTNER_SECRET,
+        audit="commission_statement.read",
     ),
 ]

@@ -10,6 +10,7 @@ from litestar import Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
+from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
@@ -19,6 +20,7 @@ from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.service import KeyOwner
 from rehabref.plain_asgi import PlainRequest, PlainRoute
+from rehabref.principal import Principal
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.scope import PartnerScope
@@ -38,9 +40,8 @@ def not_found(what: str) -> ApiError:
     return ApiError(404, "not_found", f"No {what} with this identifier.")
 
 
-async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
+async def create_webhook_endpoint(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     body = await json_object(request)
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
     payload = validate(WebhookEndpointCreate, body)
@@ -77,9 +78,8 @@ async def create_webhook_endpoint(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def list_webhook_endpoints(request: PlainRequest) -> Response[bytes]:
+async def list_webhook_endpoints(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     problems: dict[str, str] = {}
     limit, before_id = page_params(
         request.query_params, lambda cursor: cursors.decode_cursor(cursor, _ENDPOINT_ID), problems
@@ -102,9 +102,10 @@ async def list_webhook_endpoints(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def delete_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Response[bytes]:
+async def delete_webhook_endpoint(
+    request: PlainRequest, principal: Principal, endpoint_id: str
+) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     async with services.db.write() as conn:
         deleted = await subscriptions.delete_endpoint(
             conn, scope=PartnerScope.of(principal), endpoint_id=endpoint_id
@@ -114,10 +115,11 @@ async def delete_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Re
     return Response(content=b"", status_code=204)
 
 
-async def enable_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Response[bytes]:
+async def enable_webhook_endpoint(
+    request: PlainRequest, principal: Principal, endpoint_id: str
+) -> Response[bytes]:
     """Re-enable an endpoint (e.g. one disabled after a day of failures), healthy again."""
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     async with services.db.write() as conn:
         record = await subscriptions.enable_endpoint(
             conn, scope=PartnerScope.of(principal), endpoint_id=endpoint_id
@@ -127,9 +129,8 @@ async def enable_webhook_endpoint(request: PlainRequest, endpoint_id: str) -> Re
     return json_response(record)
 
 
-async def list_events(request: PlainRequest) -> Response[bytes]:
+async def list_events(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     query = request.query_params
     problems: dict[str, str] = {}
     limit, before_id = page_params(query, history.decode_cursor, problems)
@@ -155,9 +156,8 @@ async def list_events(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
+async def get_event(request: PlainRequest, principal: Principal, event_id: str) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     async with services.db.read() as conn:
         row = await history.get_event(conn, scope=PartnerScope.of(principal), event_id=event_id)
         if row is None:
@@ -168,9 +168,10 @@ async def get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
     )
 
 
-async def redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:
+async def redeliver_event(
+    request: PlainRequest, principal: Principal, event_id: str
+) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     # Optional, honoured when sent: a retried redeliver then queues its deliveries once.
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
 
@@ -204,17 +205,35 @@ def no_target() -> ApiError:
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/partners/webhook-endpoints", create_webhook_endpoint),
-    PlainRoute("GET", "/api/v1/partners/webhook-endpoints", list_webhook_endpoints),
     PlainRoute(
-        "DELETE", "/api/v1/partners/webhook-endpoints/{endpoint_id}", delete_webhook_endpoint
+        "POST", "/api/v1/partners/webhook-endpoints", create_webhook_endpoint, auth=PARTNER_SECRET
+    ),
+    PlainRoute(
+        "GET", "/api/v1/partners/webhook-endpoints", list_webhook_endpoints, auth=PARTNER_SECRET
+    ),
+    PlainRoute(
+        "DELETE",
+        "/api/v1/partners/webhook-endpoints/{endpoint_id}",
+        delete_webhook_endpoint,
+        auth=PARTNER_SECRET,
     ),
     PlainRoute(
         "POST",
         "/api/v1/partners/webhook-endpoints/{endpoint_id}/enable",
         enable_webhook_endpoint,
+        auth=PARTNER_SECRET,
     ),
-    PlainRoute("GET", "/api/v1/partners/events", list_events, audit="events.listed"),
-    PlainRoute("GET", "/api/v1/partners/events/{event_id}", get_event, audit="event.read"),
-    PlainRoute("POST", "/api/v1/partners/events/{event_id}/redeliver", redeliver_event),
+    PlainRoute(
+        "GET", "/api/v1/partners/events", list_events, auth=PARTNER_SECRET, audit="events.listed"
+    ),
+    PlainRoute(
+        "GET",
+        "/api/v1/partners/events/{event_id}",
+        get_event,
+        auth=PARTNER_SECRET,
+        audit="event.read",
+    ),
+    PlainRoute(
+        "POST", "/api/v1/partners/events/{event_id}/redeliver", redeliver_event, auth=PARTNER_SECRET
+    ),
 ]

@@ -7,6 +7,7 @@ from litestar import Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
+from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.cursors import next_cursor, page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
@@ -15,6 +16,7 @@ from rehabref.links import service
 from rehabref.links.responses import ReferralLinkList
 from rehabref.links.schemas import ReferralLinkCreate
 from rehabref.plain_asgi import PlainRequest, PlainRoute
+from rehabref.principal import Principal
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
 from rehabref.scope import PartnerScope
@@ -28,9 +30,8 @@ def _not_found() -> ApiError:
     return ApiError(404, "not_found", "No referral link with this id for this key's environment.")
 
 
-async def create_link(request: PlainRequest) -> Response[bytes]:
+async def create_link(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     body = await json_object(request)
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=False)
     payload = validate(ReferralLinkCreate, body)
@@ -56,9 +57,8 @@ async def create_link(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def list_links(request: PlainRequest) -> Response[bytes]:
+async def list_links(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     query = request.query_params
     problems: dict[str, str] = {}
     limit, before_id = page_params(query, service.decode_cursor, problems)
@@ -85,9 +85,8 @@ async def list_links(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def get_link(request: PlainRequest, link_id: str) -> Response[bytes]:
+async def get_link(request: PlainRequest, principal: Principal, link_id: str) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     async with services.db.read() as conn:
         row = await service.get_link(
             conn,
@@ -99,9 +98,10 @@ async def get_link(request: PlainRequest, link_id: str) -> Response[bytes]:
     return json_response(service.record(row, services.settings.base_url))
 
 
-async def deactivate_link(request: PlainRequest, link_id: str) -> Response[bytes]:
+async def deactivate_link(
+    request: PlainRequest, principal: Principal, link_id: str
+) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     async with services.db.write() as conn:
         row = await service.deactivate_link(
             conn,
@@ -114,8 +114,8 @@ async def deactivate_link(request: PlainRequest, link_id: str) -> Response[bytes
 
 
 ROUTES = [
-    PlainRoute("POST", BASE_PATH, create_link),
-    PlainRoute("GET", BASE_PATH, list_links),
-    PlainRoute("GET", f"{BASE_PATH}/{{link_id}}", get_link),
-    PlainRoute("DELETE", f"{BASE_PATH}/{{link_id}}", deactivate_link),
+    PlainRoute("POST", BASE_PATH, create_link, auth=PARTNER_SECRET),
+    PlainRoute("GET", BASE_PATH, list_links, auth=PARTNER_SECRET),
+    PlainRoute("GET", f"{BASE_PATH}/{{link_id}}", get_link, auth=PARTNER_SECRET),
+    PlainRoute("DELETE", f"{BASE_PATH}/{{link_id}}", deactivate_link, auth=PARTNER_SECRET),
 ]

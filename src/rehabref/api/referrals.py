@@ -13,6 +13,7 @@ from typing import Any
 from litestar import Response
 
 from rehabref import fields
+from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.api.referrals_g import create_referral_g
 from rehabref.api_request import ApiRequest
 from rehabref.clock import utcnow
@@ -39,9 +40,8 @@ from rehabref.workflows import referral_created as created
 CREATE_OPERATION = "referrals.create"
 
 
-async def create_referral(request: ApiRequest) -> Response[bytes]:
+async def create_referral(request: ApiRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     body = await json_object(request)
     shape = detect_shape(body, contract=principal.contract)
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=shape == "v1")
@@ -83,9 +83,10 @@ def _duplicate(external_ref: str) -> ApiError:
     )
 
 
-async def get_referral(request: ApiRequest, referral_id: str) -> Response[bytes]:
+async def get_referral(
+    request: ApiRequest, principal: Principal, referral_id: str
+) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     scope = PartnerScope.of(principal)
     async with services.db.fast_read() as fast:
         # By id (one indexed read), or for Shape G the tracking code or partner_reference.
@@ -101,9 +102,8 @@ async def get_referral(request: ApiRequest, referral_id: str) -> Response[bytes]
     return json_response(v1_record(services.box.ring, row, principal))
 
 
-async def list_referrals(request: ApiRequest) -> Response[bytes]:
+async def list_referrals(request: ApiRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     scope = PartnerScope.of(principal)
     query = request.query_params
     problems: dict[str, str] = {}
@@ -177,8 +177,14 @@ def _timestamp(raw: str | None, name: str, problems: dict[str, str]) -> Any:
 
 REFERRALS = "/api/v1/partners/referrals"
 ROUTES = [
-    PlainRoute("POST", REFERRALS, create_referral),
-    PlainRoute("POST", "/v1/partner/referrals", create_referral),
-    PlainRoute("GET", REFERRALS, list_referrals, audit="referrals.listed"),
-    PlainRoute("GET", REFERRALS + "/{referral_id}", get_referral, audit="referral.read"),
+    PlainRoute("POST", REFERRALS, create_referral, auth=PARTNER_SECRET),
+    PlainRoute("POST", "/v1/partner/referrals", create_referral, auth=PARTNER_SECRET),
+    PlainRoute("GET", REFERRALS, list_referrals, auth=PARTNER_SECRET, audit="referrals.listed"),
+    PlainRoute(
+        "GET",
+        REFERRALS + "/{referral_id}",
+        get_referral,
+        auth=PARTNER_SECRET,
+        audit="referral.read",
+    ),
 ]

@@ -12,14 +12,13 @@ from litestar import Response
 from rehabref.audit.listing import AuditQuery, encode, event_view, list_events
 from rehabref.cursors import page_envelope
 from rehabref.errors import ApiError
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import ADMIN, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.responses import json_response
 from rehabref.services import services_of
 
 
-async def list_audit_events(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request, admin=True)
+async def list_audit_events(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     problems: dict[str, str] = {}
     where = AuditQuery(request.query_params, problems)
     if problems:
@@ -37,5 +36,11 @@ async def list_audit_events(request: PlainRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("GET", "/api/v1/ops/audit-events", list_audit_events, audit="audit_events.listed"),
+    PlainRoute(
+        "GET",
+        "/api/v1/ops/audit-events",
+        list_audit_events,
+        auth=ADMIN,
+        audit="audit_events.listed",
+    ),
 ]

@@ -3,8 +3,12 @@
 Threat: a leaked or forgotten operator token reading patient data indefinitely, or every
 coordinator reading the audit trail. Tokens can carry an expiry (``expires_at``; after it
 the token is 401 like a revoked one) and a role: ``coordinator`` (the day-to-day ops API and
-console) or ``admin`` (also the audit trail; ``ADMIN_ONLY``). Partner API keys never
+console) or ``admin`` (also the audit trail: routes with ``auth=ADMIN``). Partner API keys never
 authenticate here: they fail the ``op_`` prefix check (401).
+
+Ops routes declare ``auth=OPERATOR`` (any operator) or ``auth=ADMIN``; the router runs
+``AUTHENTICATIONS`` (wired in app.py) once per request and hands the handler the
+``OperatorPrincipal``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +29,7 @@ from rehabref.clock import utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.ids import new_id
-from rehabref.principal import ACTOR_STATE
+from rehabref.plain_asgi import Authentication, PlainRequest, RouteAuth
 from rehabref.services import services_of
 from rehabref.tables.operators import Operator
 
@@ -125,7 +130,7 @@ async def operator_by_token(
 
 
 async def authenticate_operator(request: ApiRequest, *, admin: bool = False) -> OperatorPrincipal:
-    """For ops API endpoints: a valid, unrevoked, unexpired operator token or 401; with
+    """For ops API routes: a valid, unrevoked, unexpired operator token or 401; with
     ``admin``, an admin's (403 for a coordinator)."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer":
@@ -134,7 +139,21 @@ async def authenticate_operator(request: ApiRequest, *, admin: bool = False) -> 
         principal = await operator_by_token(conn, token.strip())
     if principal is None:
         raise ApiError(401, "unauthenticated", "Missing, invalid or expired operator token.")
-    request.scope["state"][ACTOR_STATE] = principal.actor
     if admin and not principal.is_admin:
         raise ApiError(403, "forbidden", "Only an admin operator can do this.")
     return principal
+
+
+OPERATOR: RouteAuth[OperatorPrincipal] = RouteAuth("operator token")
+ADMIN: RouteAuth[OperatorPrincipal] = RouteAuth("admin operator token")
+
+
+async def _operator(request: PlainRequest, params: Mapping[str, str]) -> OperatorPrincipal:
+    return await authenticate_operator(request)
+
+
+async def _admin(request: PlainRequest, params: Mapping[str, str]) -> OperatorPrincipal:
+    return await authenticate_operator(request, admin=True)
+
+
+AUTHENTICATIONS = (Authentication(OPERATOR, _operator), Authentication(ADMIN, _admin))

@@ -17,7 +17,7 @@ from rehabref.care import calendar_feeds
 from rehabref.clock import iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.responses import json_response
 from rehabref.services import services_of
@@ -33,8 +33,9 @@ async def _require_physio(conn: AsyncConnection, physio_id: str) -> None:
         raise ApiError(404, "not_found", "No physiotherapist with this identifier.")
 
 
-async def create_feed(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def create_feed(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     services = services_of(request)
     now = utcnow()
     async with services.db.write() as conn:
@@ -51,8 +52,9 @@ async def create_feed(request: PlainRequest, physio_id: str) -> Response[bytes]:
     return json_response(view, 201)
 
 
-async def revoke_feed(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def revoke_feed(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     async with services_of(request).db.write() as conn:
         await _require_physio(conn, physio_id)
         await calendar_feeds.revoke(conn, physio_id=physio_id, now=utcnow())
@@ -61,6 +63,6 @@ async def revoke_feed(request: PlainRequest, physio_id: str) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("POST", PATH, create_feed),
-    PlainRoute("DELETE", PATH, revoke_feed),
+    PlainRoute("POST", PATH, create_feed, auth=OPERATOR),
+    PlainRoute("DELETE", PATH, revoke_feed, auth=OPERATOR),
 ]

@@ -21,7 +21,7 @@ from rehabref.care.views import ops_session_view
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.errors import ApiError
-from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -46,8 +46,9 @@ async def _require_referral(conn: AsyncConnection, referral_id: str) -> None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
 
 
-async def schedule(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def schedule(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     payload = validate(SessionSchedule, await json_object(request))
     location = (payload.location.lat, payload.location.lng) if payload.location else None
     services = services_of(request)
@@ -78,8 +79,9 @@ async def _audit(
     await record(conn, item)
 
 
-async def list_for_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_for_referral(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     services = services_of(request)
     async with services.db.read() as conn:
         await _require_referral(conn, referral_id)
@@ -94,16 +96,18 @@ async def list_for_referral(request: PlainRequest, referral_id: str) -> Response
     return json_response({"data": data})
 
 
-async def get_one(request: PlainRequest, session_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def get_one(
+    request: PlainRequest, operator: OperatorPrincipal, session_id: str
+) -> Response[bytes]:
     services = services_of(request)
     async with services.db.read() as conn:
         view = await _view(conn, services.box.ring, session_id)
     return json_response(view)
 
 
-async def start(request: PlainRequest, session_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def start(
+    request: PlainRequest, operator: OperatorPrincipal, session_id: str
+) -> Response[bytes]:
     payload = validate(SessionStart, await json_object(request))
     services = services_of(request)
     async with services.db.write() as conn:
@@ -120,8 +124,9 @@ async def start(request: PlainRequest, session_id: str) -> Response[bytes]:
     return json_response(view)
 
 
-async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def complete(
+    request: PlainRequest, operator: OperatorPrincipal, session_id: str
+) -> Response[bytes]:
     payload = validate(SessionComplete, await json_object(request))
     services = services_of(request)
     async with services.db.write() as conn:
@@ -143,8 +148,9 @@ async def complete(request: PlainRequest, session_id: str) -> Response[bytes]:
     return json_response(view)
 
 
-async def cancel(request: PlainRequest, session_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def cancel(
+    request: PlainRequest, operator: OperatorPrincipal, session_id: str
+) -> Response[bytes]:
     payload = validate(SessionCancel, await json_object(request))
     services = services_of(request)
     async with services.db.write() as conn:
@@ -160,8 +166,9 @@ async def cancel(request: PlainRequest, session_id: str) -> Response[bytes]:
     return json_response(view)
 
 
-async def record_assessment(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def record_assessment(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     item = assessments.validate_assessment(await json_object(request))
     ring = services_of(request).box.ring
     async with services_of(request).db.write() as conn:
@@ -172,8 +179,9 @@ async def record_assessment(request: PlainRequest, referral_id: str) -> Response
     return json_response(assessments.assessment_view(row), 201)
 
 
-async def list_assessments(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_assessments(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     ring = services_of(request).box.ring
     async with services_of(request).db.read() as conn:
         await _require_referral(conn, referral_id)
@@ -182,22 +190,28 @@ async def list_assessments(request: PlainRequest, referral_id: str) -> Response[
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/sessions", schedule),
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/sessions", schedule, auth=OPERATOR),
     PlainRoute(
         "GET",
         "/api/v1/ops/referrals/{referral_id}/sessions",
         list_for_referral,
+        auth=OPERATOR,
         audit="sessions.listed",
     ),
-    PlainRoute("GET", "/api/v1/ops/sessions/{session_id}", get_one, audit="session.read"),
-    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/start", start),
-    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/complete", complete),
-    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/cancel", cancel),
-    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/assessments", record_assessment),
+    PlainRoute(
+        "GET", "/api/v1/ops/sessions/{session_id}", get_one, auth=OPERATOR, audit="session.read"
+    ),
+    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/start", start, auth=OPERATOR),
+    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/complete", complete, auth=OPERATOR),
+    PlainRoute("POST", "/api/v1/ops/sessions/{session_id}/cancel", cancel, auth=OPERATOR),
+    PlainRoute(
+        "POST", "/api/v1/ops/referrals/{referral_id}/assessments", record_assessment, auth=OPERATOR
+    ),
     PlainRoute(
         "GET",
         "/api/v1/ops/referrals/{referral_id}/assessments",
         list_assessments,
+        auth=OPERATOR,
         audit="assessments.listed",
     ),
 ]

@@ -15,7 +15,7 @@ from rehabref.audit.trail import entry, record
 from rehabref.billing import commission_store as store
 from rehabref.billing.statement_schemas import StatementGenerateIn
 from rehabref.clock import utcnow
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import ADMIN, OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -24,8 +24,7 @@ from rehabref.services import services_of
 BASE_PATH = "/api/v1/ops/commission-statements"
 
 
-async def generate_statement(request: PlainRequest) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def generate_statement(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     payload = validate(StatementGenerateIn, await json_object(request))
     async with services_of(request).db.write() as conn:
         row, created = await store.generate(
@@ -41,8 +40,9 @@ async def generate_statement(request: PlainRequest) -> Response[bytes]:
     return json_response(store.record(row), status=201 if created else 200)
 
 
-async def settle_statement(request: PlainRequest, statement_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request, admin=True)
+async def settle_statement(
+    request: PlainRequest, operator: OperatorPrincipal, statement_id: str
+) -> Response[bytes]:
     services = services_of(request)
     async with services.db.write() as conn:
         row = await store.settle(
@@ -57,6 +57,6 @@ async def _audit(conn: AsyncConnection, actor: str, action: str, statement_id: s
 
 
 ROUTES = [
-    PlainRoute("POST", BASE_PATH, generate_statement),
-    PlainRoute("POST", BASE_PATH + "/{statement_id}/settle", settle_statement),
+    PlainRoute("POST", BASE_PATH, generate_statement, auth=OPERATOR),
+    PlainRoute("POST", BASE_PATH + "/{statement_id}/settle", settle_statement, auth=ADMIN),
 ]

@@ -15,7 +15,7 @@ from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.intake.service import open_assistant_session
 from rehabref.ops import service
-from rehabref.ops.auth import OperatorPrincipal, authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.ops.schemas import ContactTaskComplete, TransitionRequest
 from rehabref.ops.views import intake_view, referral_view, task_view, transition_view
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -40,8 +40,9 @@ def _invalid_query(problems: dict[str, str]) -> None:
         raise ApiError(422, "validation_error", "Invalid query parameters.", fields=problems)
 
 
-async def move_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def move_referral(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     payload = validate(TransitionRequest, await json_object(request))
     appointment = None
     if payload.appointment is not None:
@@ -67,8 +68,7 @@ async def move_referral(request: PlainRequest, referral_id: str) -> Response[byt
     return json_response(referral_view(services_of(request).box.ring, row))
 
 
-async def list_referrals(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_referrals(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     query = request.query_params
     problems: dict[str, str] = {}
     limit, before_id = _page(query, problems)
@@ -98,8 +98,9 @@ async def list_referrals(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def get_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def get_referral(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         row = await service.get_referral(conn, referral_id)
         if row is None:
@@ -115,8 +116,7 @@ async def get_referral(request: PlainRequest, referral_id: str) -> Response[byte
     )
 
 
-async def list_contact_tasks(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_contact_tasks(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     query = request.query_params
     problems: dict[str, str] = {}
     limit, after_id = _page(query, problems)
@@ -138,8 +138,9 @@ async def list_contact_tasks(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def claim_contact_task(request: PlainRequest, task_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def claim_contact_task(
+    request: PlainRequest, operator: OperatorPrincipal, task_id: str
+) -> Response[bytes]:
     async with services_of(request).db.write() as conn:
         await service.claim_task(conn, task_id=task_id, actor=operator.actor, now=utcnow())
         row = await service.get_task(conn, task_id)
@@ -147,8 +148,9 @@ async def claim_contact_task(request: PlainRequest, task_id: str) -> Response[by
     return json_response(task_view(services_of(request).box.ring, row))
 
 
-async def complete_contact_task(request: PlainRequest, task_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def complete_contact_task(
+    request: PlainRequest, operator: OperatorPrincipal, task_id: str
+) -> Response[bytes]:
     payload = validate(ContactTaskComplete, await json_object(request))
     services = services_of(request)
     now = utcnow()
@@ -200,12 +202,30 @@ async def _send_assistant_link(services: Services, conn: Any, referral_id: str, 
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/transitions", move_referral),
-    PlainRoute("GET", "/api/v1/ops/referrals", list_referrals, audit="referrals.listed"),
-    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}", get_referral, audit="referral.read"),
     PlainRoute(
-        "GET", "/api/v1/ops/contact-tasks", list_contact_tasks, audit="contact_tasks.listed"
+        "POST", "/api/v1/ops/referrals/{referral_id}/transitions", move_referral, auth=OPERATOR
     ),
-    PlainRoute("POST", "/api/v1/ops/contact-tasks/{task_id}/claim", claim_contact_task),
-    PlainRoute("POST", "/api/v1/ops/contact-tasks/{task_id}/complete", complete_contact_task),
+    PlainRoute(
+        "GET", "/api/v1/ops/referrals", list_referrals, auth=OPERATOR, audit="referrals.listed"
+    ),
+    PlainRoute(
+        "GET",
+        "/api/v1/ops/referrals/{referral_id}",
+        get_referral,
+        auth=OPERATOR,
+        audit="referral.read",
+    ),
+    PlainRoute(
+        "GET",
+        "/api/v1/ops/contact-tasks",
+        list_contact_tasks,
+        auth=OPERATOR,
+        audit="contact_tasks.listed",
+    ),
+    PlainRoute(
+        "POST", "/api/v1/ops/contact-tasks/{task_id}/claim", claim_contact_task, auth=OPERATOR
+    ),
+    PlainRoute(
+        "POST", "/api/v1/ops/contact-tasks/{task_id}/complete", complete_contact_task, auth=OPERATOR
+    ),
 ]

@@ -8,7 +8,7 @@ from rehabref.api.events import event_type_param, no_target, not_found
 from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.responses import json_response
 from rehabref.scope import OperatorScope
@@ -17,8 +17,7 @@ from rehabref.services import services_of
 DELIVERY_STATES = ("pending", "succeeded", "failed", "cancelled")
 
 
-async def ops_list_events(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def ops_list_events(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     query = request.query_params
     problems: dict[str, str] = {}
     limit, before_id = page_params(query, history.decode_cursor, problems)
@@ -48,8 +47,9 @@ async def ops_list_events(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def ops_get_event(request: PlainRequest, event_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def ops_get_event(
+    request: PlainRequest, operator: OperatorPrincipal, event_id: str
+) -> Response[bytes]:
     services = services_of(request)
     async with services.db.read() as conn:
         row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
@@ -60,8 +60,9 @@ async def ops_get_event(request: PlainRequest, event_id: str) -> Response[bytes]
     return json_response({**record, "deliveries": deliveries[row.id]})
 
 
-async def ops_redeliver_event(request: PlainRequest, event_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def ops_redeliver_event(
+    request: PlainRequest, operator: OperatorPrincipal, event_id: str
+) -> Response[bytes]:
     async with services_of(request).db.write() as conn:
         row = await history.get_event(conn, scope=OperatorScope(), event_id=event_id)
         if row is None:
@@ -72,8 +73,9 @@ async def ops_redeliver_event(request: PlainRequest, event_id: str) -> Response[
     return json_response({"event_id": event_id, "deliveries": deliveries}, 202)
 
 
-async def ops_list_deliveries(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def ops_list_deliveries(
+    request: PlainRequest, operator: OperatorPrincipal
+) -> Response[bytes]:
     query = request.query_params
     problems: dict[str, str] = {}
     limit, before_id = page_params(query, history.decode_cursor, problems)
@@ -101,8 +103,12 @@ async def ops_list_deliveries(request: PlainRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("GET", "/api/v1/ops/events", ops_list_events, audit="events.listed"),
-    PlainRoute("GET", "/api/v1/ops/events/{event_id}", ops_get_event, audit="event.read"),
-    PlainRoute("POST", "/api/v1/ops/events/{event_id}/redeliver", ops_redeliver_event),
-    PlainRoute("GET", "/api/v1/ops/deliveries", ops_list_deliveries),
+    PlainRoute("GET", "/api/v1/ops/events", ops_list_events, auth=OPERATOR, audit="events.listed"),
+    PlainRoute(
+        "GET", "/api/v1/ops/events/{event_id}", ops_get_event, auth=OPERATOR, audit="event.read"
+    ),
+    PlainRoute(
+        "POST", "/api/v1/ops/events/{event_id}/redeliver", ops_redeliver_event, auth=OPERATOR
+    ),
+    PlainRoute("GET", "/api/v1/ops/deliveries", ops_list_deliveries, auth=OPERATOR),
 ]

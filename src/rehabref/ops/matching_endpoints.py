@@ -14,7 +14,7 @@ from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.matching import registry
 from rehabref.matching.schemas import PhysioCreate, PhysioUpdate
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -29,16 +29,14 @@ def _not_found() -> ApiError:
     return ApiError(404, "not_found", "No physiotherapist with this identifier.")
 
 
-async def create_physio(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def create_physio(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     payload = validate(PhysioCreate, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await registry.create_physio(conn, data=payload, now=utcnow())
     return json_response(registry.record(row), 201)
 
 
-async def list_physios(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_physios(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     query = request.query_params
     problems: dict[str, str] = {}
     limit, after_id = page_params(query, registry.decode_cursor, problems)
@@ -67,8 +65,9 @@ async def list_physios(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def get_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def get_physio(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         row = await registry.get_physio(conn, physio_id=physio_id)
     if row is None:
@@ -76,17 +75,19 @@ async def get_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
     return json_response(registry.record(row))
 
 
-async def update_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def update_physio(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     payload = validate(PhysioUpdate, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await registry.update_physio(conn, physio_id=physio_id, changes=payload, now=utcnow())
     return json_response(registry.record(row))
 
 
-async def deactivate_physio(request: PlainRequest, physio_id: str) -> Response[bytes]:
+async def deactivate_physio(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     """Deactivated physiotherapists are never matched; existing assignments stay."""
-    await authenticate_operator(request)
     async with services_of(request).db.write() as conn:
         row = await registry.update_physio(
             conn, physio_id=physio_id, changes=PhysioUpdate(active=False), now=utcnow()
@@ -94,9 +95,10 @@ async def deactivate_physio(request: PlainRequest, physio_id: str) -> Response[b
     return json_response(registry.record(row))
 
 
-async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
+async def match(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     """Run matching now (e.g. after an ``unmatched`` task was resolved by adding capacity)."""
-    operator = await authenticate_operator(request)
     services = services_of(request)
     async with services.db.write() as conn:
         physio_id = await match_now(
@@ -123,10 +125,15 @@ async def match(request: PlainRequest, referral_id: str) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/ops/physiotherapists", create_physio),
-    PlainRoute("GET", "/api/v1/ops/physiotherapists", list_physios),
-    PlainRoute("GET", "/api/v1/ops/physiotherapists/{physio_id}", get_physio),
-    PlainRoute("PATCH", "/api/v1/ops/physiotherapists/{physio_id}", update_physio),
-    PlainRoute("POST", "/api/v1/ops/physiotherapists/{physio_id}/deactivate", deactivate_physio),
-    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/match", match),
+    PlainRoute("POST", "/api/v1/ops/physiotherapists", create_physio, auth=OPERATOR),
+    PlainRoute("GET", "/api/v1/ops/physiotherapists", list_physios, auth=OPERATOR),
+    PlainRoute("GET", "/api/v1/ops/physiotherapists/{physio_id}", get_physio, auth=OPERATOR),
+    PlainRoute("PATCH", "/api/v1/ops/physiotherapists/{physio_id}", update_physio, auth=OPERATOR),
+    PlainRoute(
+        "POST",
+        "/api/v1/ops/physiotherapists/{physio_id}/deactivate",
+        deactivate_physio,
+        auth=OPERATOR,
+    ),
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/match", match, auth=OPERATOR),
 ]

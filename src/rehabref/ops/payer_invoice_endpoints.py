@@ -24,7 +24,7 @@ from rehabref.clock import utcnow
 from rehabref.cursors import page_envelope, page_params
 from rehabref.documents import attachment, document_format
 from rehabref.errors import ApiError
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -34,8 +34,7 @@ BASE_PATH = "/api/v1/ops/payer-invoices"
 STATUSES = ("draft", "issued", "paid")
 
 
-async def draft_invoice(request: PlainRequest) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def draft_invoice(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     payload = validate(PayerInvoiceDraftIn, await json_object(request))
     async with services_of(request).db.write() as conn:
         row, created = await store.draft(
@@ -52,8 +51,7 @@ async def draft_invoice(request: PlainRequest) -> Response[bytes]:
     return json_response(store.record(row), status=201 if created else 200)
 
 
-async def list_invoices(request: PlainRequest) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_invoices(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     problems: dict[str, str] = {}
     limit, before_id = page_params(request.query_params, store.decode_cursor, problems)
     status = request.query_params.get("status")
@@ -75,9 +73,10 @@ async def list_invoices(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def get_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]:
+async def get_invoice(
+    request: PlainRequest, operator: OperatorPrincipal, invoice_id: str
+) -> Response[bytes]:
     """JSON with its lines; ``?format=csv`` or ``?format=pdf`` for the documents."""
-    await authenticate_operator(request)
     kind = document_format(request.query_params)
     async with services_of(request).db.read() as conn:
         row = await store.get(conn, invoice_id)
@@ -95,8 +94,9 @@ async def get_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]
     return attachment(content, kind, f"{row.number}.{kind}")
 
 
-async def move_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def move_invoice(
+    request: PlainRequest, operator: OperatorPrincipal, invoice_id: str
+) -> Response[bytes]:
     payload = validate(PayerInvoiceMoveIn, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await store.move(
@@ -111,9 +111,8 @@ async def move_invoice(request: PlainRequest, invoice_id: str) -> Response[bytes
     return json_response(store.record(row))
 
 
-async def import_remittance(request: PlainRequest) -> Response[bytes]:
+async def import_remittance(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     """``Content-Type: text/csv``; all rows applied or none (422 with a message per row)."""
-    operator = await authenticate_operator(request)
     content_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if content_type != "text/csv":
         raise ApiError(
@@ -140,9 +139,9 @@ async def audit(conn: AsyncConnection, actor: str, action: str, invoice_id: str)
 
 
 ROUTES = [
-    PlainRoute("POST", BASE_PATH, draft_invoice),
-    PlainRoute("GET", BASE_PATH, list_invoices),
-    PlainRoute("POST", BASE_PATH + "/remittances", import_remittance),
-    PlainRoute("GET", BASE_PATH + "/{invoice_id}", get_invoice),
-    PlainRoute("POST", BASE_PATH + "/{invoice_id}/transitions", move_invoice),
+    PlainRoute("POST", BASE_PATH, draft_invoice, auth=OPERATOR),
+    PlainRoute("GET", BASE_PATH, list_invoices, auth=OPERATOR),
+    PlainRoute("POST", BASE_PATH + "/remittances", import_remittance, auth=OPERATOR),
+    PlainRoute("GET", BASE_PATH + "/{invoice_id}", get_invoice, auth=OPERATOR),
+    PlainRoute("POST", BASE_PATH + "/{invoice_id}/transitions", move_invoice, auth=OPERATOR),
 ]

@@ -19,7 +19,7 @@ from rehabref.clock import utcnow
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.service import KeyOwner
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.services import services_of
@@ -28,8 +28,9 @@ from rehabref.workflows.payments import request_payment
 OPERATION = "payment_requests.create"
 
 
-async def create_payment_request(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def create_payment_request(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     services = services_of(request)
     body = await json_object(request)
     key = idempotency.valid_key(request.headers.get("idempotency-key"), required=True)
@@ -69,6 +70,9 @@ async def create_payment_request(request: PlainRequest, referral_id: str) -> Res
 
 ROUTES = [
     PlainRoute(
-        "POST", "/api/v1/ops/referrals/{referral_id}/payment-requests", create_payment_request
+        "POST",
+        "/api/v1/ops/referrals/{referral_id}/payment-requests",
+        create_payment_request,
+        auth=OPERATOR,
     ),
 ]

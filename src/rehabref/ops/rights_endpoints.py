@@ -11,7 +11,7 @@ from litestar import Response
 from rehabref.clock import iso, utcnow
 from rehabref.errors import ApiError
 from rehabref.ops import service
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.ops.rights_schemas import ConsentWithdrawalIn, DataSubjectRequestIn
 from rehabref.ops.views import referral_view
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -22,8 +22,9 @@ from rehabref.workflows import consent, data_subject
 from rehabref.workflows.person_export_pdf import export_pdf
 
 
-async def data_subject_request(request: PlainRequest) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def data_subject_request(
+    request: PlainRequest, operator: OperatorPrincipal
+) -> Response[bytes]:
     payload = validate(DataSubjectRequestIn, await json_object(request))
     try:
         who = data_subject.person(payload.phone, payload.email)
@@ -55,8 +56,9 @@ async def data_subject_request(request: PlainRequest) -> Response[bytes]:
     )
 
 
-async def record_withdrawal(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def record_withdrawal(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     payload = validate(ConsentWithdrawalIn, await json_object(request))
     services = services_of(request)
     async with services.db.write() as conn:
@@ -77,6 +79,11 @@ async def record_withdrawal(request: PlainRequest, referral_id: str) -> Response
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/ops/data-subject-requests", data_subject_request),
-    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/consent-withdrawal", record_withdrawal),
+    PlainRoute("POST", "/api/v1/ops/data-subject-requests", data_subject_request, auth=OPERATOR),
+    PlainRoute(
+        "POST",
+        "/api/v1/ops/referrals/{referral_id}/consent-withdrawal",
+        record_withdrawal,
+        auth=OPERATOR,
+    ),
 ]

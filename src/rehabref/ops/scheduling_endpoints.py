@@ -38,7 +38,7 @@ from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.fields import calendar_date
-from rehabref.ops.auth import authenticate_operator
+from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.request_body import json_object, validate
 from rehabref.responses import json_response
@@ -97,16 +97,18 @@ async def _availability(conn: AsyncConnection, physio_id: str) -> dict[str, Any]
     }
 
 
-async def get_availability(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def get_availability(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         await _require_physio(conn, physio_id)
         view = await _availability(conn, physio_id)
     return json_response(view)
 
 
-async def put_availability(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def put_availability(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     payload = validate(AvailabilityIn, await json_object(request))
     problems = {
         f"windows.{n}": problem
@@ -137,8 +139,9 @@ def _days_off(payload: DaysOffIn, kind: str) -> DaysOff:
     return DaysOff(starts_on=starts_on, ends_on=ends_on, kind=kind, reason=payload.reason)
 
 
-async def add_leave(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def add_leave(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     off = _days_off(validate(DaysOffIn, await json_object(request)), "leave")
     async with services_of(request).db.write() as conn:
         await _require_physio(conn, physio_id)
@@ -149,8 +152,7 @@ async def add_leave(request: PlainRequest, physio_id: str) -> Response[bytes]:
     return json_response(_off_view(days_off_id, physio_id, off), 201)
 
 
-async def add_public_holiday(request: PlainRequest) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def add_public_holiday(request: PlainRequest, operator: OperatorPrincipal) -> Response[bytes]:
     off = _days_off(validate(DaysOffIn, await json_object(request)), "public_holiday")
     async with services_of(request).db.write() as conn:
         days_off_id = await add_days_off(
@@ -171,8 +173,9 @@ def _off_view(days_off_id: str, physio_id: str | None, off: DaysOff) -> dict[str
     }
 
 
-async def delete_days_off(request: PlainRequest, days_off_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def delete_days_off(
+    request: PlainRequest, operator: OperatorPrincipal, days_off_id: str
+) -> Response[bytes]:
     async with services_of(request).db.write() as conn:
         if not await remove_days_off(conn, days_off_id):
             raise ApiError(404, "not_found", "No days off with this identifier.")
@@ -214,16 +217,18 @@ async def _free_slots(conn: AsyncConnection, physio_id: str, query: Any) -> dict
     }
 
 
-async def physio_free_slots(request: PlainRequest, physio_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def physio_free_slots(
+    request: PlainRequest, operator: OperatorPrincipal, physio_id: str
+) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         await _require_physio(conn, physio_id)
         view = await _free_slots(conn, physio_id, request.query_params)
     return json_response(view)
 
 
-async def referral_free_slots(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def referral_free_slots(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         physio_id = (
             await conn.execute(
@@ -240,8 +245,9 @@ async def referral_free_slots(request: PlainRequest, referral_id: str) -> Respon
     return json_response(view)
 
 
-async def book(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def book(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     payload = validate(BookingIn, await json_object(request))
     services = services_of(request)
     async with services.db.write() as conn:
@@ -264,8 +270,9 @@ async def book(request: PlainRequest, referral_id: str) -> Response[bytes]:
     return json_response(appointments.appointment_view(services_of(request).box.ring, row), 201)
 
 
-async def list_for_referral(request: PlainRequest, referral_id: str) -> Response[bytes]:
-    await authenticate_operator(request)
+async def list_for_referral(
+    request: PlainRequest, operator: OperatorPrincipal, referral_id: str
+) -> Response[bytes]:
     async with services_of(request).db.read() as conn:
         found = (
             await conn.execute(select(_referrals.c.id).where(_referrals.c.id == referral_id))
@@ -277,8 +284,9 @@ async def list_for_referral(request: PlainRequest, referral_id: str) -> Response
     return json_response({"data": [appointments.appointment_view(ring, row) for row in rows]})
 
 
-async def reschedule(request: PlainRequest, appointment_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def reschedule(
+    request: PlainRequest, operator: OperatorPrincipal, appointment_id: str
+) -> Response[bytes]:
     payload = validate(RescheduleIn, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await booking.reschedule_visit(
@@ -302,8 +310,9 @@ async def reschedule(request: PlainRequest, appointment_id: str) -> Response[byt
     return json_response(appointments.appointment_view(services_of(request).box.ring, row), 201)
 
 
-async def cancel(request: PlainRequest, appointment_id: str) -> Response[bytes]:
-    operator = await authenticate_operator(request)
+async def cancel(
+    request: PlainRequest, operator: OperatorPrincipal, appointment_id: str
+) -> Response[bytes]:
     payload = validate(CancelIn, await json_object(request))
     async with services_of(request).db.write() as conn:
         row = await booking.cancel_visit(
@@ -325,20 +334,25 @@ async def cancel(request: PlainRequest, appointment_id: str) -> Response[bytes]:
 
 _PHYSIO = "/api/v1/ops/physiotherapists/{physio_id}"
 ROUTES = [
-    PlainRoute("GET", f"{_PHYSIO}/availability", get_availability),
-    PlainRoute("PUT", f"{_PHYSIO}/availability", put_availability),
-    PlainRoute("POST", f"{_PHYSIO}/days-off", add_leave),
-    PlainRoute("GET", f"{_PHYSIO}/free-slots", physio_free_slots),
-    PlainRoute("POST", "/api/v1/ops/public-holidays", add_public_holiday),
-    PlainRoute("DELETE", "/api/v1/ops/days-off/{days_off_id}", delete_days_off),
-    PlainRoute("GET", "/api/v1/ops/referrals/{referral_id}/free-slots", referral_free_slots),
-    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/appointments", book),
+    PlainRoute("GET", f"{_PHYSIO}/availability", get_availability, auth=OPERATOR),
+    PlainRoute("PUT", f"{_PHYSIO}/availability", put_availability, auth=OPERATOR),
+    PlainRoute("POST", f"{_PHYSIO}/days-off", add_leave, auth=OPERATOR),
+    PlainRoute("GET", f"{_PHYSIO}/free-slots", physio_free_slots, auth=OPERATOR),
+    PlainRoute("POST", "/api/v1/ops/public-holidays", add_public_holiday, auth=OPERATOR),
+    PlainRoute("DELETE", "/api/v1/ops/days-off/{days_off_id}", delete_days_off, auth=OPERATOR),
+    PlainRoute(
+        "GET", "/api/v1/ops/referrals/{referral_id}/free-slots", referral_free_slots, auth=OPERATOR
+    ),
+    PlainRoute("POST", "/api/v1/ops/referrals/{referral_id}/appointments", book, auth=OPERATOR),
     PlainRoute(
         "GET",
         "/api/v1/ops/referrals/{referral_id}/appointments",
         list_for_referral,
+        auth=OPERATOR,
         audit="appointments.listed",
     ),
-    PlainRoute("POST", "/api/v1/ops/appointments/{appointment_id}/reschedule", reschedule),
-    PlainRoute("POST", "/api/v1/ops/appointments/{appointment_id}/cancel", cancel),
+    PlainRoute(
+        "POST", "/api/v1/ops/appointments/{appointment_id}/reschedule", reschedule, auth=OPERATOR
+    ),
+    PlainRoute("POST", "/api/v1/ops/appointments/{appointment_id}/cancel", cancel, auth=OPERATOR),
 ]

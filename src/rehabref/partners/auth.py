@@ -12,7 +12,7 @@ from rehabref.expiring_cache import ExpiringCache
 from rehabref.fastsql import Statement, fetch_one
 from rehabref.logging import partner_id_var
 from rehabref.partners.keys import hash_key, parse_key
-from rehabref.principal import ACTOR_STATE, Principal
+from rehabref.principal import Principal
 from rehabref.rate_limiting import RateLimiter
 from rehabref.tables.partners import ApiKey, Partner
 
@@ -89,7 +89,6 @@ class Authenticator:
         if principal is None:
             raise _unauthenticated()
         request.scope["state"]["partner_id"] = principal.partner_id
-        request.scope["state"][ACTOR_STATE] = principal.actor
         partner_id_var.set(principal.partner_id)
         await self._check_rate(request, principal.key_id)
         if secret_only and principal.kind != "secret":

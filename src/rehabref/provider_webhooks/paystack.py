@@ -13,7 +13,7 @@ from litestar import Response
 
 from rehabref.api_request import ApiRequest
 from rehabref.errors import ApiError
-from rehabref.plain_asgi import PlainRoute
+from rehabref.plain_asgi import PUBLIC, PlainRoute
 from rehabref.responses import json_response
 from rehabref.services import services_of
 from rehabref.workflows import paystack_events
@@ -40,4 +40,4 @@ async def paystack_webhook(request: ApiRequest) -> Response[bytes]:
     return json_response({"received": True, "outcome": outcome})
 
 
-ROUTES = [PlainRoute("POST", "/webhooks/paystack", paystack_webhook, in_schema=False)]
+ROUTES = [PlainRoute("POST", "/webhooks/paystack", paystack_webhook, auth=PUBLIC, in_schema=False)]

@@ -19,7 +19,7 @@ from rehabref.channels.signatures import twilio_signature_valid
 from rehabref.channels.twilio import parse_inbound_sms, parse_status
 from rehabref.clock import utcnow
 from rehabref.errors import ApiError
-from rehabref.plain_asgi import PlainRoute
+from rehabref.plain_asgi import PUBLIC, PlainRoute
 from rehabref.services import Services, services_of
 
 # An empty TwiML answer: Twilio sends no automatic reply of its own.
@@ -74,6 +74,6 @@ async def sms_status(request: ApiRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("POST", "/webhooks/twilio/sms", inbound_sms, in_schema=False),
-    PlainRoute("POST", "/webhooks/twilio/status", sms_status, in_schema=False),
+    PlainRoute("POST", "/webhooks/twilio/sms", inbound_sms, auth=PUBLIC, in_schema=False),
+    PlainRoute("POST", "/webhooks/twilio/status", sms_status, auth=PUBLIC, in_schema=False),
 ]

@@ -15,7 +15,7 @@ from rehabref.channels.signatures import meta_signature_valid, whatsapp_handshak
 from rehabref.channels.whatsapp import parse_webhook
 from rehabref.clock import utcnow
 from rehabref.errors import ApiError
-from rehabref.plain_asgi import PlainRoute
+from rehabref.plain_asgi import PUBLIC, PlainRoute
 from rehabref.responses import json_response
 from rehabref.services import services_of
 
@@ -61,6 +61,6 @@ async def receive_events(request: ApiRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("GET", "/webhooks/whatsapp", verify_subscription, in_schema=False),
-    PlainRoute("POST", "/webhooks/whatsapp", receive_events, in_schema=False),
+    PlainRoute("GET", "/webhooks/whatsapp", verify_subscription, auth=PUBLIC, in_schema=False),
+    PlainRoute("POST", "/webhooks/whatsapp", receive_events, auth=PUBLIC, in_schema=False),
 ]

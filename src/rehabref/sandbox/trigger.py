@@ -14,6 +14,7 @@ from limits import parse_many
 from litestar import Response
 from sqlalchemy import select
 
+from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.db import table
 from rehabref.errors import ApiError
 from rehabref.events.outbox import NewEvent, record_events
@@ -57,9 +58,8 @@ async def registered_urls(services: Services, principal: Principal) -> list[str]
         return [str(url) for (url,) in rows]
 
 
-async def trigger_webhook(request: PlainRequest) -> Response[bytes]:
+async def trigger_webhook(request: PlainRequest, principal: Principal) -> Response[bytes]:
     services = services_of(request)
-    principal = await services.auth.authenticate(request)
     if principal.environment != "test":
         raise ApiError(
             403, "forbidden", "The webhook trigger works only with a sandbox secret key (sk_test_)."
@@ -123,5 +123,5 @@ async def trigger_webhook(request: PlainRequest) -> Response[bytes]:
 
 
 ROUTES = [
-    PlainRoute("POST", "/api/v1/sandbox/trigger-webhook", trigger_webhook),
+    PlainRoute("POST", "/api/v1/sandbox/trigger-webhook", trigger_webhook, auth=PARTNER_SECRET),
 ]

@@ -3,7 +3,7 @@ one way to send an answer outside Litestar (the plain routes, the NUL-in-URL ref
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 from litestar import Response
@@ -13,12 +13,14 @@ JSON = "application/json"
 
 
 class AnswerUnion:
-    """A marker naming a union of answer Structs, e.g. "a V1 or a Shape G record": each Struct
-    that subclasses it is one alternative. msgspec describes no untagged union of Structs, so
-    the OpenAPI document writes the marker as ``anyOf`` its subclasses (``openapi/answers.py``);
-    encoding needs nothing, a Struct is written as itself."""
+    """A marker naming a union of answer Structs, e.g. "a V1 or a Shape G record": the Structs
+    subclass it (the static type) and the module defining them lists them in ``alternatives``
+    (what the document says). msgspec describes no untagged union of Structs, so the OpenAPI
+    document writes the marker as ``anyOf`` its alternatives (``openapi/answers.py``); encoding
+    needs nothing, a Struct is written as itself."""
 
     __slots__ = ()
+    alternatives: ClassVar[tuple[type[Any], ...]] = ()
 
 
 def json_response(

@@ -33,19 +33,35 @@ class Second(msgspec.Struct, Either, frozen=True):
     count: int | None
 
 
+Either.alternatives = (First, Second)
+
+
 class EitherList(Page[Either], frozen=True):
     """A page of either."""
+
+
+class Unlisted(msgspec.Struct, Either, frozen=True):
+    """Subclasses the union without being listed by it: not part of what it says."""
+
+    other: str
 
 
 class Lonely(AnswerUnion):
     __slots__ = ()
 
 
+class Misnamed(AnswerUnion):
+    __slots__ = ()
+
+
+Misnamed.alternatives = (First,)  # First is not a Misnamed
+
+
 class LonelyList(Page[Lonely], frozen=True):
     pass
 
 
-def test_a_union_is_any_of_its_members_in_the_order_they_are_defined():
+def test_a_union_is_any_of_the_members_it_lists_in_that_order():
     components = answer_components([Either, EitherList])
     assert components["Either"] == {
         "title": "Either",
@@ -68,8 +84,15 @@ def test_literal_values_are_listed_as_declared_and_one_value_is_a_const():
 
 
 def test_a_union_referred_to_must_be_listed():
-    with pytest.raises(AssertionError, match="Lonely"):
+    with pytest.raises(TypeError, match="Lonely"):
         answer_components([LonelyList])
+
+
+def test_a_union_names_its_alternatives_and_only_its_own():
+    with pytest.raises(TypeError, match="Lonely must list"):
+        answer_components([Lonely])
+    with pytest.raises(TypeError, match="First is listed by Misnamed"):
+        answer_components([Misnamed])
 
 
 def test_the_document_describes_each_typed_answer_from_its_type():

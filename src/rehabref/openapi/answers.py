@@ -4,8 +4,7 @@ so the document describes each answer from the type that writes it.
 Two things msgspec does not write the way the document needs:
 
 - an untagged union of Structs: a union is named by an ``AnswerUnion`` marker
-  (``responses.py``) and written here as ``anyOf`` the Structs that subclass it, in the order
-  they are defined;
+  (``responses.py``) and written here as ``anyOf`` the Structs it lists, in that order;
 - a field typed by a ``Literal``: msgspec sorts the values; here they are listed as declared
   (a status in lifecycle order), typed as strings, and a single value is a ``const``.
 """
@@ -26,8 +25,15 @@ _REF = "#/components/schemas/{name}"
 
 
 def members(union: type[AnswerUnion]) -> list[type[msgspec.Struct]]:
-    """The Structs a union marker names."""
-    return [kind for kind in union.__subclasses__() if issubclass(kind, msgspec.Struct)]
+    """The Structs a union marker names (its ``alternatives``, never whatever subclasses it
+    happens to have been imported)."""
+    named = [kind for kind in union.alternatives if issubclass(kind, msgspec.Struct)]
+    if not named or len(named) != len(union.alternatives):
+        raise TypeError(f"{union.__name__} must list its alternatives, each an answer Struct")
+    for kind in named:
+        if not issubclass(kind, union):
+            raise TypeError(f"{kind.__name__} is listed by {union.__name__} but is not one")
+    return named
 
 
 def _is_union(kind: type) -> TypeGuard[type[AnswerUnion]]:
@@ -92,7 +98,8 @@ def answer_components(types: Sequence[AnswerType]) -> dict[str, Any]:
         structs, schema_hook=union_ref, ref_template=_REF
     )
     unlisted = referred - set(unions)
-    assert not unlisted, f"list these unions with the answer types: {unlisted}"
+    if unlisted:
+        raise TypeError(f"list these unions with the answer types: {unlisted}")
     found: set[type[msgspec.Struct]] = set()
     for kind in types:
         _structs_in(kind, found)

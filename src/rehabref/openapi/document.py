@@ -106,7 +106,8 @@ def _all_components() -> dict[str, Any]:
     components = dict(schema.get("$defs", {}))
     answers = answer_components(ANSWER_TYPES)
     clashes = set(components) & set(answers)
-    assert not clashes, f"a Pydantic model and an answer type share a name: {clashes}"
+    if clashes:
+        raise TypeError(f"a Pydantic model and an answer type share a name: {clashes}")
     components.update(answers)
     for event_type in EVENT_TYPES:
         data_ref = REF.format(model=DATA_MODELS[event_type].__name__)

@@ -195,3 +195,8 @@ class ReferralRecordG(msgspec.Struct, ReferralRecordEither, frozen=True):
 
 class ReferralListEither(Page[ReferralRecordEither], frozen=True):
     """A page of referrals; each in the shape it was created in."""
+
+
+# What each union names, in the order the document lists them.
+ReferralCreatedEither.alternatives = (ReferralCreatedV1, ReferralCreatedG)
+ReferralRecordEither.alternatives = (ReferralRecordV1, ReferralRecordG)

@@ -25,8 +25,8 @@ from tests.support.payloads import v1_referral
 class _CountingRecorder(ReadRecorder):
     """Notes the size of each group it appends."""
 
-    def __init__(self, db: Database) -> None:
-        super().__init__(db)
+    def __init__(self, db: Database, group_limit: int = 256) -> None:
+        super().__init__(db, group_limit=group_limit)
         self.groups: list[int] = []
 
     async def _append(self, items: list[Entry]) -> None:
@@ -37,6 +37,16 @@ class _CountingRecorder(ReadRecorder):
 class _FailingRecorder(ReadRecorder):
     async def _append(self, items: list[Entry]) -> None:
         raise OSError("the database went away")
+
+
+class _FailingOnceRecorder(_CountingRecorder):
+    """Its first group fails; the ones after it are written."""
+
+    async def _append(self, items: list[Entry]) -> None:
+        if not self.groups:
+            self.groups.append(0)
+            raise OSError("the database went away")
+        await super()._append(items)
 
 
 def _run(database_url, work):
@@ -99,6 +109,55 @@ def test_a_failed_group_fails_every_request_in_it(database_url):
     assert all(isinstance(outcome, OSError) for outcome in outcomes)
 
 
+def test_after_a_failed_group_the_next_reads_are_recorded(database_url, sql):
+    tag = new_id("req")
+
+    async def work(db):
+        recorder = _FailingOnceRecorder(db)
+        with pytest.raises(OSError):
+            await recorder.record(_item(tag + "-failed"))
+        await asyncio.gather(*(recorder.record(_item(f"{tag}-{n}")) for n in range(3)))
+
+    _run(database_url, work)
+    assert _count(sql, tag + "-failed") == 0
+    assert [_count(sql, f"{tag}-{n}") for n in range(3)] == [1, 1, 1]
+
+
+class _StuckRecorder(ReadRecorder):
+    """Its commit never comes back (a database that hangs)."""
+
+    async def _append(self, items: list[Entry]) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_flusher_stopped_mid_commit_wakes_every_waiting_request(database_url):
+    async def work(db):
+        recorder = _StuckRecorder(db)
+        in_group = asyncio.create_task(recorder.record(_item(new_id("req"))))
+        await asyncio.sleep(0.01)
+        queued = asyncio.create_task(recorder.record(_item(new_id("req"))))
+        await asyncio.sleep(0.01)
+        assert recorder._flusher is not None
+        recorder._flusher.cancel()  # as at shutdown
+        return await asyncio.gather(in_group, queued, return_exceptions=True)
+
+    outcomes = _run(database_url, work)
+    assert [type(outcome) for outcome in outcomes] == [RuntimeError, RuntimeError]
+
+
+def test_a_burst_is_committed_in_bounded_groups(database_url, sql):
+    tag = new_id("req")
+
+    async def work(db):
+        recorder = _CountingRecorder(db, group_limit=4)
+        await asyncio.gather(*(recorder.record(_item(f"{tag}-{n}")) for n in range(10)))
+        return recorder.groups
+
+    groups = _run(database_url, work)
+    assert sum(groups) == 10 and max(groups) <= 4
+    assert [_count(sql, f"{tag}-{n}") for n in range(10)] == [1] * 10
+
+
 def test_a_request_cancelled_while_waiting_is_still_recorded(database_url, sql):
     tag = new_id("req")
 
@@ -112,7 +171,7 @@ def test_a_request_cancelled_while_waiting_is_still_recorded(database_url, sql):
         with pytest.raises(asyncio.CancelledError):
             await waiting
         # Let a flush that is still running finish.
-        while recorder._flusher is not None:
+        while recorder._flusher is not None and not recorder._flusher.done():
             await asyncio.sleep(0.01)
 
     _run(database_url, work)

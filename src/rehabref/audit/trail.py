@@ -2,7 +2,8 @@
 
 Threat: a read or change of patient data that leaves no trace, or a trace that can be quietly
 rewritten. A change is recorded in the transaction that makes it (both or neither); a read
-after it succeeded, in its own one-statement transaction.
+after it succeeded: API reads in grouped transactions (``read_group``, built on ``APPEND``),
+page reads one per transaction (``record_read``).
 
 Concurrency: every append moves the head row of its chain (``audit_chain``). On PostgreSQL
 the append is one statement (``APPEND``): the UPDATE of the head locks it until the

@@ -2,8 +2,9 @@
 
 A second request under a key whose first is still running in this process is a 409 at once,
 before it reaches the database (where, across processes, the advisory lock and the record's
-primary key decide). One ``KeysInFlight`` per process, held by the create flow it serves
-(``flow.IdempotentCreates``), so two apps in one process never see each other's keys.
+primary key decide). One ``KeysInFlight`` per app (in production, one per process), held by
+the create flow it serves (``flow.IdempotentCreates``), so two apps in one process never see
+each other's keys.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ message providers, referral-created hooks) is chosen in ``wiring.py``."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rehabref.api_request import ApiRequest
@@ -48,10 +49,10 @@ class Services:
     messages: MessageWorker
     # Add their rows to every referral's create in their environment (the sandbox's
     # scenario jobs).
-    referral_created: CreatedHooks = field(default_factory=dict)
+    referral_created: CreatedHooks = field(default_factory=CreatedHooks)
 
-    def created_hooks(self, environment: str) -> tuple[ReferralCreated, ...]:
-        return tuple(self.referral_created.get(environment, ()))
+    def created_hooks(self, environment: str) -> Sequence[ReferralCreated]:
+        return self.referral_created.of(environment)
 
     # Verifies live card payments (None without REHABREF_PAYSTACK_SECRET_KEY).
     paystack: PaystackClient | None = None

@@ -163,7 +163,7 @@ def delivery_transport(db: Database, config: WorkerConfig, *, ring: KeyRing) -> 
 def referral_created_hooks() -> CreatedHooks:
     """Per environment: in the sandbox, test phones start their scenario (a no-op for other
     phones); a live create runs no sandbox code."""
-    return {"test": (scenarios.begin,), "live": ()}
+    return CreatedHooks(test=(scenarios.begin,))
 
 
 def job_handlers(coverage: CoverageSources, roster: RosterSources, ring: KeyRing) -> Handlers:

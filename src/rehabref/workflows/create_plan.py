@@ -12,7 +12,7 @@ rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -41,8 +41,19 @@ class ReferralCreated(Protocol):
     ) -> Sequence[JobRow]: ...
 
 
-# The hooks of each environment (``test``, ``live``), wired at start-up.
-CreatedHooks = Mapping[str, Sequence[ReferralCreated]]
+@dataclass(frozen=True)
+class CreatedHooks:
+    """The hooks of each environment, wired at start-up."""
+
+    test: Sequence[ReferralCreated] = ()
+    live: Sequence[ReferralCreated] = ()
+
+    def of(self, environment: str) -> Sequence[ReferralCreated]:
+        if environment == "test":
+            return self.test
+        if environment == "live":
+            return self.live
+        raise ValueError(f"no environment {environment!r}")
 
 
 @dataclass(frozen=True)

@@ -145,3 +145,25 @@ def test_a_public_route_cannot_be_audited():
     route.audit = "open.read"
     with pytest.raises(ValueError, match="needs an authenticated principal"):
         PlainRouter(Downstream(), [route], max_body=100, audit=Recorded().audit)  # type: ignore[arg-type]
+
+
+async def test_a_read_whose_record_fails_is_a_500_without_the_handlers_answer():
+    async def secret(request: PlainRequest, caller: Caller) -> Response[bytes]:
+        return Response(content=b'{"patient":"Amaka"}', media_type="application/json")
+
+    async def failing_audit(
+        request: PlainRequest, principal: Actor, action: str, params: Mapping[str, str]
+    ) -> None:
+        raise OSError("the audit trail is unreachable")
+
+    router = PlainRouter(
+        Downstream(),  # type: ignore[arg-type]
+        [PlainRoute("GET", "/secret", secret, auth=CALLER, audit="secret.read")],
+        max_body=100,
+        authentications=[Authentication(CALLER, CountingAuthenticate())],
+        audit=failing_audit,
+    )
+    status, _, body = await call(router, "GET", "/secret", headers=GOOD)
+    assert status == 500
+    assert json.loads(body)["error"]["code"] == "internal_error"
+    assert b"Amaka" not in body

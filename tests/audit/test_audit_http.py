@@ -13,6 +13,7 @@ from rehabref.db import Database, table
 from rehabref.tables.operators import Operator
 from tests.audit.operators import create
 from tests.conftest import auth
+from tests.shapeg.bodies import g_referral
 from tests.support.operators import OPS, op_headers
 from tests.support.payloads import v1_referral
 
@@ -242,3 +243,20 @@ def _external_ref_of(sql, referral_id):
         return conn.execute(
             text("SELECT external_ref FROM referrals WHERE id = :id"), {"id": referral_id}
         ).scalar_one()
+
+
+def test_a_shape_g_read_by_code_or_reference_records_the_referral_id(client, make_partner, sql):
+    key = make_partner(contract="g")["keys"]["sk_test"]
+    created = client.post("/api/v1/partners/referrals", json=g_referral(), headers=auth(key))
+    assert created.status_code == 201, created.text
+    referral = created.json()
+    for ident in (referral["tracking_code"], referral["partner_reference"]):
+        read = client.get(f"/api/v1/partners/referrals/{ident}", headers=auth(key))
+        assert read.status_code == 200
+        with sql.connect() as conn:
+            recorded = conn.execute(
+                text("SELECT referral_id, subject FROM audit_events WHERE request_id = :r"),
+                {"r": read.headers["x-request-id"]},
+            ).one()
+        # The partner's own reference is free text: the append-only trail keeps ids only.
+        assert tuple(recorded) == (referral["referral_id"], None)

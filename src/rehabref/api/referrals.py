@@ -13,6 +13,7 @@ from typing import Any
 from litestar import Response
 
 from rehabref import fields
+from rehabref.api.audit_reads import name_read_referral
 from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.api.referrals_g import create_referral_g
 from rehabref.api_request import ApiRequest
@@ -93,6 +94,7 @@ async def get_referral(
         row = await store.find_by_key(fast, scope=scope, key=referral_id)
     if row is None:
         raise ApiError(404, "not_found", "No referral with this identifier.")
+    name_read_referral(request, row.id)
     if row.shape == "g":
         async with services.db.read() as conn:
             records = await g_records(

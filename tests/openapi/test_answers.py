@@ -67,6 +67,22 @@ def test_literal_values_are_listed_as_declared_and_one_value_is_a_const():
     assert properties["kind"] == {"description": "Which one.", "const": "first", "type": "string"}
 
 
+class Nested(msgspec.Struct, frozen=True):
+    reason: Literal["failing", "paused"] | None
+    kinds: list[Literal["new", "open", "closed"]]
+
+
+def test_literal_values_inside_an_optional_or_a_list_are_listed_as_declared_too():
+    properties = answer_components([Nested])["Nested"]["properties"]
+    assert properties["reason"] == {
+        "anyOf": [{"enum": ["failing", "paused"], "type": "string"}, {"type": "null"}]
+    }
+    assert properties["kinds"] == {
+        "type": "array",
+        "items": {"enum": ["new", "open", "closed"], "type": "string"},
+    }
+
+
 def test_a_union_referred_to_must_be_listed():
     with pytest.raises(AssertionError, match="Lonely"):
         answer_components([LonelyList])

@@ -62,4 +62,5 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
 ANSWER_TYPES: tuple[AnswerType, ...] = (
     *referrals_docs.ANSWER_TYPES,
     *links_docs.ANSWER_TYPES,
+    *events_docs.ANSWER_TYPES,
 )

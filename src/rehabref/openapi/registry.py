@@ -63,4 +63,5 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     *referrals_docs.ANSWER_TYPES,
     *links_docs.ANSWER_TYPES,
     *events_docs.ANSWER_TYPES,
+    *care_docs.ANSWER_TYPES,
 )

@@ -64,4 +64,5 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     *links_docs.ANSWER_TYPES,
     *events_docs.ANSWER_TYPES,
     *care_docs.ANSWER_TYPES,
+    *commission_docs.ANSWER_TYPES,
 )

@@ -3,7 +3,7 @@ one way to send an answer outside Litestar (the plain routes, the NUL-in-URL ref
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 from litestar import Response
@@ -16,9 +16,13 @@ class AnswerUnion:
     """A marker naming a union of answer Structs, e.g. "a V1 or a Shape G record": each Struct
     that subclasses it is one alternative. msgspec describes no untagged union of Structs, so
     the OpenAPI document writes the marker as ``anyOf`` its subclasses (``openapi/answers.py``);
-    encoding needs nothing, a Struct is written as itself."""
+    encoding needs nothing, a Struct is written as itself.
+
+    ``described_elsewhere`` names further alternatives that are components of the document
+    but no answer Struct (the Pydantic ``ErrorBody``); they follow the Structs in ``anyOf``."""
 
     __slots__ = ()
+    described_elsewhere: ClassVar[tuple[str, ...]] = ()
 
 
 def json_response(

@@ -3,7 +3,7 @@ API encodes, with unions as ``anyOf`` their members and Literal values as declar
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 import pytest
@@ -65,6 +65,22 @@ def test_literal_values_are_listed_as_declared_and_one_value_is_a_const():
     properties = answer_components([First])["First"]["properties"]
     assert properties["state"] == {"enum": ["new", "open", "closed"], "type": "string"}
     assert properties["kind"] == {"description": "Which one.", "const": "first", "type": "string"}
+
+
+class ThirdOrError(AnswerUnion):
+    __slots__ = ()
+    described_elsewhere: ClassVar[tuple[str, ...]] = ("ErrorBody",)
+
+
+class Third(msgspec.Struct, ThirdOrError, frozen=True):
+    reason: str
+
+
+def test_a_union_may_name_components_described_elsewhere_after_its_structs():
+    assert answer_components([ThirdOrError])["ThirdOrError"]["anyOf"] == [
+        {"$ref": REF + "Third"},
+        {"$ref": REF + "ErrorBody"},
+    ]
 
 
 class Nested(msgspec.Struct, frozen=True):

@@ -5,7 +5,7 @@ Two things msgspec does not write the way the document needs:
 
 - an untagged union of Structs: a union is named by an ``AnswerUnion`` marker
   (``responses.py``) and written here as ``anyOf`` the Structs that subclass it, in the order
-  they are defined;
+  they are defined, then the components it names as ``described_elsewhere``;
 - a field typed by a ``Literal`` (also ``Literal | None`` or a list of one): msgspec sorts the
   values; here they are listed as declared (a status in lifecycle order), typed as strings, and
   a single value is a ``const``.
@@ -40,7 +40,8 @@ def _union_schema(union: type[AnswerUnion]) -> dict[str, Any]:
     schema: dict[str, Any] = {"title": union.__name__}
     if union.__doc__:
         schema["description"] = inspect.cleandoc(union.__doc__)
-    schema["anyOf"] = [{"$ref": _REF.format(name=member.__name__)} for member in members(union)]
+    names = [member.__name__ for member in members(union)] + list(union.described_elsewhere)
+    schema["anyOf"] = [{"$ref": _REF.format(name=name)} for name in names]
     return schema
 
 

@@ -65,4 +65,5 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     *events_docs.ANSWER_TYPES,
     *care_docs.ANSWER_TYPES,
     *commission_docs.ANSWER_TYPES,
+    *eligibility_docs.ANSWER_TYPES,
 )

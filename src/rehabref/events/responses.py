@@ -121,6 +121,14 @@ class RedeliverResponse(msgspec.Struct, frozen=True):
     deliveries: list[NewDelivery]
 
 
+# The sandbox trigger's 202 body (sandbox/trigger.py).
+class TriggerWebhookResponse(msgspec.Struct, frozen=True):
+    event_id: str
+    delivery_id: str
+    type: EventType
+    target_url: str
+
+
 # What coordinators see (ops/event_endpoints.py): the event with its owner.
 
 

@@ -1,5 +1,5 @@
 """Request models of the webhook, event and sandbox trigger endpoints, and the ops delivery
-list and trigger answers (the endpoint and event answers: ``responses.py``)."""
+list (the endpoint and event answers: ``responses.py``)."""
 
 from __future__ import annotations
 
@@ -73,10 +73,3 @@ class TriggerWebhookRequest(BaseModel):
     @classmethod
     def _catalogue_type(cls, value: str) -> str:
         return _known_type(value)
-
-
-class TriggerWebhookResponse(BaseModel):
-    event_id: str
-    delivery_id: str
-    type: EventType
-    target_url: str

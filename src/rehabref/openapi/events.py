@@ -13,13 +13,13 @@ from rehabref.events.responses import (
     OpsEventDetail,
     OpsEventList,
     RedeliverResponse,
+    TriggerWebhookResponse,
     WebhookEndpointList,
     WebhookEndpointRecord,
 )
 from rehabref.events.schemas import (
     OpsDeliveryList,
     TriggerWebhookRequest,
-    TriggerWebhookResponse,
     WebhookEndpointCreate,
 )
 from rehabref.openapi.answers import AnswerType
@@ -250,7 +250,6 @@ OPERATIONS: tuple[Operation, ...] = (
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     WebhookEndpointCreate,
     TriggerWebhookRequest,
-    TriggerWebhookResponse,
     OpsDeliveryList,
 )
 ANSWER_TYPES: tuple[AnswerType, ...] = (
@@ -259,6 +258,7 @@ ANSWER_TYPES: tuple[AnswerType, ...] = (
     EventList,
     EventDetail,
     RedeliverResponse,
+    TriggerWebhookResponse,
     OpsEventList,
     OpsEventDetail,
 )

@@ -17,10 +17,14 @@ class AnswerUnion:
     subclass it (the static type) and the module defining them lists them in ``alternatives``
     (what the document says). msgspec describes no untagged union of Structs, so the OpenAPI
     document writes the marker as ``anyOf`` its alternatives (``openapi/answers.py``); encoding
-    needs nothing, a Struct is written as itself."""
+    needs nothing, a Struct is written as itself.
+
+    ``described_elsewhere`` names further alternatives that are components of the document
+    but no answer Struct (the Pydantic ``ErrorBody``); they follow the Structs in ``anyOf``."""
 
     __slots__ = ()
     alternatives: ClassVar[tuple[type[Any], ...]] = ()
+    described_elsewhere: ClassVar[tuple[str, ...]] = ()
 
 
 def json_response(

@@ -22,6 +22,7 @@ from rehabref.clock import as_utc
 from rehabref.db import Database
 from rehabref.events.endpoint_health import DISABLE_AFTER, FAILURES_TO_OPEN
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.events.responses import EndpointHealth
 from rehabref.events.subscriptions import create_endpoint, enable_endpoint, get_endpoint
 from rehabref.events.worker import DeliveryWorker, WorkerConfig
 from rehabref.instance_secret import SecretBox
@@ -122,7 +123,7 @@ async def _endpoint(db: Database, partner_id: str, url: str) -> str:
         record = await create_endpoint(
             conn, scope=PartnerScope(partner_id, "test"), url=url, enabled_events=None
         )
-    return str(record["endpoint_id"])
+    return record.endpoint_id
 
 
 async def _events(db: Database, partner_id: str, count: int, when: datetime | None = None) -> None:
@@ -242,8 +243,8 @@ def test_circuit_opens_backs_off_then_probes_one_at_a_time(own_db: str) -> None:
             async with db.read() as conn:
                 record = await get_endpoint(conn, scope=scope, endpoint_id=endpoint, now=clock.now)
             assert record is not None
-            assert record["health"]["circuit"] == "open"
-            assert record["health"]["consecutive_failures"] == FAILURES_TO_OPEN
+            assert record.health.circuit == "open"
+            assert record.health.consecutive_failures == FAILURES_TO_OPEN
             # 15 deliveries of the event time are due, but the circuit is open: none claimed
             assert await worker.run_once() == 0
             clock.now = T0 + timedelta(seconds=31)
@@ -254,7 +255,7 @@ def test_circuit_opens_backs_off_then_probes_one_at_a_time(own_db: str) -> None:
             assert await worker.run_once() == 1  # the probe succeeds: circuit closed
             async with db.read() as conn:
                 record = await get_endpoint(conn, scope=scope, endpoint_id=endpoint, now=clock.now)
-            assert record is not None and record["health"]["circuit"] == "closed"
+            assert record is not None and record.health.circuit == "closed"
             assert await worker.run_once() == FAILURES_TO_OPEN  # the full cap again
         finally:
             await worker.aclose()
@@ -291,13 +292,13 @@ def test_disabled_after_a_day_of_failures_partner_told_then_enabled(own_db: str)
             assert await worker.run_once() == 1  # a probe, failing: not disabled yet
             async with db.read() as conn:
                 record = await get_endpoint(conn, scope=scope, endpoint_id=endpoint, now=clock.now)
-            assert record is not None and record["status"] == "enabled"
+            assert record is not None and record.status == "enabled"
             clock.now = T0 + DISABLE_AFTER + timedelta(minutes=20)
             assert await worker.run_once() == 1  # a day of nothing but failures
             async with db.read() as conn:
                 record = await get_endpoint(conn, scope=scope, endpoint_id=endpoint, now=clock.now)
             assert record is not None
-            assert record["status"] == "disabled" and record["disabled_reason"] == "failing"
+            assert record.status == "disabled" and record.disabled_reason == "failing"
             states = await _rows(
                 db,
                 "SELECT state, count(*) FROM deliveries WHERE endpoint_id = :e GROUP BY state",
@@ -322,13 +323,13 @@ def test_disabled_after_a_day_of_failures_partner_told_then_enabled(own_db: str)
             ) == dict(states)
             async with db.write() as conn:
                 enabled = await enable_endpoint(conn, scope=scope, endpoint_id=endpoint)
-            assert enabled is not None and enabled["status"] == "enabled"
-            assert enabled["health"] == {
-                "circuit": "closed",
-                "consecutive_failures": 0,
-                "failing_since": None,
-                "circuit_open_until": None,
-            }
+            assert enabled is not None and enabled.status == "enabled"
+            assert enabled.health == EndpointHealth(
+                circuit="closed",
+                consecutive_failures=0,
+                failing_since=None,
+                circuit_open_until=None,
+            )
             async with db.write() as conn:
                 other = await enable_endpoint(
                     conn, scope=PartnerScope(partner, "live"), endpoint_id=endpoint

@@ -3,7 +3,7 @@ API encodes, with unions as ``anyOf`` their members and Literal values as declar
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
 import pytest
@@ -81,6 +81,41 @@ def test_literal_values_are_listed_as_declared_and_one_value_is_a_const():
     properties = answer_components([First])["First"]["properties"]
     assert properties["state"] == {"enum": ["new", "open", "closed"], "type": "string"}
     assert properties["kind"] == {"description": "Which one.", "const": "first", "type": "string"}
+
+
+class ThirdOrError(AnswerUnion):
+    __slots__ = ()
+    described_elsewhere: ClassVar[tuple[str, ...]] = ("ErrorBody",)
+
+
+class Third(msgspec.Struct, ThirdOrError, frozen=True):
+    reason: str
+
+
+ThirdOrError.alternatives = (Third,)
+
+
+def test_a_union_may_name_components_described_elsewhere_after_its_structs():
+    assert answer_components([ThirdOrError])["ThirdOrError"]["anyOf"] == [
+        {"$ref": REF + "Third"},
+        {"$ref": REF + "ErrorBody"},
+    ]
+
+
+class Nested(msgspec.Struct, frozen=True):
+    reason: Literal["failing", "paused"] | None
+    kinds: list[Literal["new", "open", "closed"]]
+
+
+def test_literal_values_inside_an_optional_or_a_list_are_listed_as_declared_too():
+    properties = answer_components([Nested])["Nested"]["properties"]
+    assert properties["reason"] == {
+        "anyOf": [{"enum": ["failing", "paused"], "type": "string"}, {"type": "null"}]
+    }
+    assert properties["kinds"] == {
+        "type": "array",
+        "items": {"enum": ["new", "open", "closed"], "type": "string"},
+    }
 
 
 def test_a_union_referred_to_must_be_listed():

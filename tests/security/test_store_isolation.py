@@ -164,7 +164,7 @@ async def test_webhook_endpoints_only_in_their_tenant(db: Database, tenants: lis
     for tenant in tenants:
         async with db.read() as conn:
             listed = await subscriptions.list_endpoints(conn, scope=_scope(tenant))
-            assert [item["endpoint_id"] for item in listed] == [tenant.endpoint_id]
+            assert [item.endpoint_id for item in listed] == [tenant.endpoint_id]
             assert await subscriptions.count_active(conn, scope=_scope(tenant)) == 1
             for other in tenants:
                 found = await subscriptions.get_endpoint(
@@ -181,7 +181,7 @@ async def test_webhook_endpoints_only_in_their_tenant(db: Database, tenants: lis
         kept = await subscriptions.get_endpoint(
             conn, scope=_scope(owner), endpoint_id=owner.endpoint_id
         )
-    assert kept is not None and kept["active"]
+    assert kept is not None and kept.active
 
 
 async def test_session_list_only_in_its_tenant(db: Database, tenants: list[Tenant]) -> None:

@@ -16,6 +16,7 @@ from rehabref.api.report_link_auth import REPORT_LINK, ReportLinkHolder
 from rehabref.care import store as care_store
 from rehabref.care.outcomes import load_outcome, report_body
 from rehabref.care.report_links import pdf_url
+from rehabref.care.responses import SessionList
 from rehabref.care.views import partner_session_item
 from rehabref.clock import utcnow
 from rehabref.db import table
@@ -99,7 +100,7 @@ async def list_sessions(request: PlainRequest, principal: Principal) -> Response
         )
         for row in rows
     ]
-    return json_response({"total_sessions": len(items), "sessions": items})
+    return json_response(SessionList(total_sessions=len(items), sessions=items))
 
 
 def _forbid_v1(principal: Principal) -> None:

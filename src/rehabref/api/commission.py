@@ -16,7 +16,8 @@ from litestar import Response
 from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.billing import commission_store as store
 from rehabref.billing.statement_csv import statement_csv
-from rehabref.cursors import page_envelope, page_params
+from rehabref.billing.statement_responses import StatementList
+from rehabref.cursors import next_cursor, page_params
 from rehabref.documents import attachment, document_format
 from rehabref.errors import ApiError
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -55,11 +56,14 @@ async def list_statements(request: PlainRequest, principal: Principal) -> Respon
             conn, scope=PartnerScope.of(principal), before_id=before_id, limit=limit
         )
     return json_response(
-        page_envelope(
-            [store.record(row) for row in rows],
+        StatementList(
+            data=[store.record(row) for row in rows],
             has_more=has_more,
-            last_id=rows[-1].id if rows else None,
-            encode=store.encode_cursor,
+            next_cursor=next_cursor(
+                has_more=has_more,
+                last_id=rows[-1].id if rows else None,
+                encode=store.encode_cursor,
+            ),
         )
     )
 
@@ -79,9 +83,7 @@ async def get_statement(
             raise _not_found()
         lines = await store.statement_lines(conn, row.id)
     if kind == "json":
-        return json_response(
-            {**store.record(row), "lines": [store.line_record(line) for line in lines]}
-        )
+        return json_response(store.detail(row, lines))
     if kind == "csv":
         content = statement_csv(row, lines)
     else:

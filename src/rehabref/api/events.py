@@ -11,10 +11,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
 from rehabref.api.authentication import PARTNER_SECRET
-from rehabref.cursors import page_envelope, page_params
+from rehabref.cursors import next_cursor, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
 from rehabref.events.catalogue import EVENT_TYPES
+from rehabref.events.responses import EventList, RedeliverResponse, WebhookEndpointList
 from rehabref.events.schemas import WebhookEndpointCreate
 from rehabref.events.targets import check_target
 from rehabref.idempotency import service as idempotency
@@ -90,14 +91,17 @@ async def list_webhook_endpoints(request: PlainRequest, principal: Principal) ->
         data = await subscriptions.list_endpoints(conn, scope=PartnerScope.of(principal))
     # At most 20 active endpoints exist, so the page is cut here (newest first, as listed).
     if before_id is not None:
-        data = [item for item in data if item["endpoint_id"] < before_id]
+        data = [item for item in data if item.endpoint_id < before_id]
     page, has_more = data[:limit], len(data) > limit
     return json_response(
-        page_envelope(
-            page,
+        WebhookEndpointList(
+            data=page,
             has_more=has_more,
-            last_id=page[-1]["endpoint_id"] if page else None,
-            encode=cursors.encode_cursor,
+            next_cursor=next_cursor(
+                has_more=has_more,
+                last_id=page[-1].endpoint_id if page else None,
+                encode=cursors.encode_cursor,
+            ),
         )
     )
 
@@ -147,11 +151,14 @@ async def list_events(request: PlainRequest, principal: Principal) -> Response[b
             limit=limit,
         )
     return json_response(
-        page_envelope(
-            [history.event_record(services.box.ring, row) for row in rows],
+        EventList(
+            data=[history.event_record(services.box.ring, row) for row in rows],
             has_more=has_more,
-            last_id=rows[-1].id if rows else None,
-            encode=history.encode_cursor,
+            next_cursor=next_cursor(
+                has_more=has_more,
+                last_id=rows[-1].id if rows else None,
+                encode=history.encode_cursor,
+            ),
         )
     )
 
@@ -163,9 +170,7 @@ async def get_event(request: PlainRequest, principal: Principal, event_id: str) 
         if row is None:
             raise not_found("event")
         deliveries = await history.deliveries_of(conn, services.box.ring, events=[row])
-    return json_response(
-        {**history.event_record(services.box.ring, row), "deliveries": deliveries[row.id]}
-    )
+    return json_response(history.event_detail(services.box.ring, row, deliveries[row.id]))
 
 
 async def redeliver_event(
@@ -182,7 +187,7 @@ async def redeliver_event(
         deliveries = await history.redeliver(conn, event=row)
         if not deliveries:
             raise no_target()
-        return msgspec.json.encode({"event_id": event_id, "deliveries": deliveries})
+        return msgspec.json.encode(RedeliverResponse(event_id=event_id, deliveries=deliveries))
 
     return await services.idempotency.create(
         owner=KeyOwner.partner(principal),

@@ -19,6 +19,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
+from rehabref.billing.statement_responses import StatementDetail, StatementLine, StatementRecord
 from rehabref.billing.statements import (
     STATEMENT_CURRENCY,
     PaidReferral,
@@ -293,7 +294,7 @@ async def statement_lines(conn: AsyncConnection, statement_id: str) -> Sequence[
     ).all()
 
 
-def record(row: Any) -> dict[str, Any]:
+def _header_fields(row: Any) -> dict[str, Any]:
     return {
         "id": row.id,
         "period": row.period,
@@ -308,15 +309,24 @@ def record(row: Any) -> dict[str, Any]:
     }
 
 
-def line_record(line: Any) -> dict[str, Any]:
-    return {
-        "referral_id": line.referral_id,
-        "paid_at": iso(line.paid_at),
-        "currency": line.currency,
-        "amount_minor": line.amount_minor,
-        "commission_minor": line.commission_minor,
-        "commission_status": line.commission_status,
-    }
+def record(row: Any) -> StatementRecord:
+    return StatementRecord(**_header_fields(row))
+
+
+def detail(row: Any, lines: Sequence[Any]) -> StatementDetail:
+    """The statement with its lines (the JSON form of one statement)."""
+    return StatementDetail(**_header_fields(row), lines=[line_record(line) for line in lines])
+
+
+def line_record(line: Any) -> StatementLine:
+    return StatementLine(
+        referral_id=line.referral_id,
+        paid_at=iso(line.paid_at),
+        currency=line.currency,
+        amount_minor=line.amount_minor,
+        commission_minor=line.commission_minor,
+        commission_status=line.commission_status,
+    )
 
 
 def encode_cursor(last_id: str) -> str:

@@ -1,4 +1,4 @@
-"""Commission statements: the ops API's generate body and the documented answers."""
+"""Commission statements: the ops API's generate body (the answers: ``statement_responses.py``)."""
 
 from __future__ import annotations
 
@@ -22,41 +22,3 @@ class StatementGenerateIn(BaseModel):
     environment: Literal["live", "test"] = Field(
         "live", description="Referrals made with the partner's live (default) or test keys."
     )
-
-
-class StatementRecord(BaseModel):
-    """A statement's header: the month's totals in integer minor units."""
-
-    id: str = Field(examples=["cst_01jd3k8e5v0m2c7h4q9w1x6y3z"])
-    period: str = Field(examples=["2026-10"])
-    environment: Literal["live", "test"]
-    currency: str = Field(examples=["NGN"])
-    status: Literal["pending_settlement", "settled"]
-    line_count: int
-    amount_total_minor: int = Field(description="Sum of the lines' paid amounts.")
-    commission_total_minor: int = Field(description="Sum of the lines' commission.")
-    created_at: str = Field(examples=["2026-11-01T08:00:00.000Z"])
-    settled_at: str | None
-
-
-class StatementLine(BaseModel):
-    """One referral paid in the month; no patient data."""
-
-    referral_id: str
-    paid_at: str = Field(description="When the referral moved to `paid`.")
-    currency: str
-    amount_minor: int
-    commission_minor: int = Field(description="Fixed when the referral was paid.")
-    commission_status: str = Field(
-        description="`pending_settlement`, `settled`, or `reversed` after a whole refund."
-    )
-
-
-class StatementDetail(StatementRecord):
-    lines: list[StatementLine]
-
-
-class StatementList(BaseModel):
-    data: list[StatementRecord]
-    has_more: bool
-    next_cursor: str | None

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care.assessments import list_assessments
+from rehabref.care.responses import OutcomeReport, ReportMetrics, SessionsSummary, TreatmentPeriod
 from rehabref.care.rows import CareSessionRow
 from rehabref.clock import as_utc
 from rehabref.crypto import KeyRing
@@ -183,29 +184,29 @@ async def load_outcome(conn: AsyncConnection, ring: KeyRing, referral: ReferralR
 
 def report_body(
     ring: KeyRing, referral: ReferralRow, outcome: Outcome, *, pdf_url: str
-) -> dict[str, Any]:
-    return {
-        "referral_id": referral.id,
-        "patient_name": patient_name(ring, referral),
-        "referring_doctor": referral.referring_doctor,
-        "diagnosis": clinical_text(ring, referral).summary,
-        "treatment_period": {
-            "start_date": outcome.start.date().isoformat() if outcome.start else None,
-            "discharge_date": outcome.end.date().isoformat() if outcome.end else None,
-        },
-        "metrics": {
-            "initial_pain_score": outcome.initial_pain,
-            "final_pain_score": outcome.final_pain,
-            "pain_reduction_percentage": outcome.pain_reduction,
-            "functional_score_initial": outcome.functional_initial,
-            "functional_score_final": outcome.functional_final,
-            "scale_used": outcome.scale,
-        },
-        "sessions_summary": {
-            "prescribed": outcome.prescribed,
-            "completed": outcome.completed,
-            "adherence_rate": outcome.adherence,
-        },
-        "clinical_conclusion": conclusion(referral, outcome),
-        "discharge_summary_pdf_url": pdf_url,
-    }
+) -> OutcomeReport:
+    return OutcomeReport(
+        referral_id=referral.id,
+        patient_name=patient_name(ring, referral),
+        referring_doctor=referral.referring_doctor,
+        diagnosis=clinical_text(ring, referral).summary,
+        treatment_period=TreatmentPeriod(
+            start_date=outcome.start.date().isoformat() if outcome.start else None,
+            discharge_date=outcome.end.date().isoformat() if outcome.end else None,
+        ),
+        metrics=ReportMetrics(
+            initial_pain_score=outcome.initial_pain,
+            final_pain_score=outcome.final_pain,
+            pain_reduction_percentage=outcome.pain_reduction,
+            functional_score_initial=outcome.functional_initial,
+            functional_score_final=outcome.functional_final,
+            scale_used=outcome.scale,
+        ),
+        sessions_summary=SessionsSummary(
+            prescribed=outcome.prescribed,
+            completed=outcome.completed,
+            adherence_rate=outcome.adherence,
+        ),
+        clinical_conclusion=conclusion(referral, outcome),
+        discharge_summary_pdf_url=pdf_url,
+    )

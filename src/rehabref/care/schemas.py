@@ -1,4 +1,5 @@
-"""Request and response models for sessions, assessments and the outcome report."""
+"""Request models for sessions and assessments, and the ops session and assessment answers
+(the partner session list and outcome report: ``responses.py``)."""
 
 from __future__ import annotations
 
@@ -114,33 +115,6 @@ class OpsSessionList(BaseModel):
     data: list[OpsSession]
 
 
-class SessionItem(BaseModel):
-    """Spec 2.6. The clinical fields are present only for clinical (contract ``g``) partners."""
-
-    session_id: str
-    session_number: int
-    session_type: str
-    scheduled_at: str
-    completed_at: str | None
-    status: SessionStatus
-    provider_name: str
-    modality: Modality
-    pain_score_before: int | None = Field(
-        default=None, description="Contract g only (omitted for v1); null until completed."
-    )
-    pain_score_after: int | None = Field(
-        default=None, description="Contract g only (omitted for v1); null until completed."
-    )
-    notes_summary: str | None = Field(
-        default=None, description="Contract g only (omitted for v1); null until completed."
-    )
-
-
-class SessionList(BaseModel):
-    total_sessions: int
-    sessions: list[SessionItem]
-
-
 class PsfsTask(BaseModel):
     model_config = _strict
     activity: fields.text(100)  # type: ignore[valid-type]
@@ -215,37 +189,3 @@ class AssessmentRecord(BaseModel):
 
 class AssessmentList(BaseModel):
     data: list[AssessmentRecord]
-
-
-class TreatmentPeriod(BaseModel):
-    start_date: str | None
-    discharge_date: str | None
-
-
-class ReportMetrics(BaseModel):
-    initial_pain_score: float | None
-    final_pain_score: float | None
-    pain_reduction_percentage: float | None = Field(
-        description="(initial - final) / initial * 100, one decimal; null when initial is 0."
-    )
-    functional_score_initial: float | None
-    functional_score_final: float | None
-    scale_used: str | None
-
-
-class SessionsSummary(BaseModel):
-    prescribed: int
-    completed: int
-    adherence_rate: str
-
-
-class OutcomeReport(BaseModel):
-    referral_id: str
-    patient_name: str
-    referring_doctor: str | None
-    diagnosis: str | None
-    treatment_period: TreatmentPeriod
-    metrics: ReportMetrics
-    sessions_summary: SessionsSummary
-    clinical_conclusion: str
-    discharge_summary_pdf_url: str

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
+import msgspec
+
+from rehabref.care.responses import SessionItem
 from rehabref.care.rows import CareSessionRow
+from rehabref.care.schemas import Modality, SessionStatus
 from rehabref.care.sealing import SESSION_NOTES, session_notes
 from rehabref.care.sessions import duration_seconds
 from rehabref.care.store import SessionListRow
@@ -45,20 +49,23 @@ def ops_session_view(row: CareSessionRow, *, provider_name: str, ring: KeyRing) 
 
 def partner_session_item(
     row: SessionListRow, *, provider_name: str, clinical: bool, ring: KeyRing
-) -> dict[str, Any]:
+) -> SessionItem:
     """Spec 2.6. For ``v1`` partners the clinical fields are left out altogether."""
-    item: dict[str, Any] = {
-        "session_id": row.id,
-        "session_number": row.session_number,
-        "session_type": row.session_type,
-        "scheduled_at": iso(row.scheduled_at),
-        "completed_at": iso(row.completed_at),
-        "status": row.status,
-        "provider_name": provider_name,
-        "modality": row.modality,
-    }
-    if clinical:
-        item["pain_score_before"] = row.pain_before
-        item["pain_score_after"] = row.pain_after
-        item["notes_summary"] = open_text(ring, SESSION_NOTES, row.notes_summary)
-    return item
+    item = SessionItem(
+        session_id=row.id,
+        session_number=row.session_number,
+        session_type=row.session_type,
+        scheduled_at=iso(row.scheduled_at),
+        completed_at=iso(row.completed_at),
+        status=cast(SessionStatus, row.status),
+        provider_name=provider_name,
+        modality=cast(Modality, row.modality),
+    )
+    if not clinical:
+        return item
+    return msgspec.structs.replace(
+        item,
+        pain_score_before=row.pain_before,
+        pain_score_after=row.pain_after,
+        notes_summary=open_text(ring, SESSION_NOTES, row.notes_summary),
+    )

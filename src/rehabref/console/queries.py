@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events import history
+from rehabref.events.responses import OpsEventDetail
 from rehabref.referrals.rows import ContactTaskRow
 from rehabref.referrals.sealing import opened_row
 from rehabref.referrals.status import STATUSES
@@ -97,7 +98,7 @@ async def referral(conn: AsyncConnection, referral_id: str) -> Row[Any] | None:
 
 async def events_with_deliveries(
     conn: AsyncConnection, ring: KeyRing, referral_id: str
-) -> list[dict[str, Any]]:
+) -> list[OpsEventDetail]:
     rows, _ = await history.list_events(
         conn,
         scope=OperatorScope(),
@@ -107,10 +108,7 @@ async def events_with_deliveries(
         limit=100,
     )
     deliveries = await history.deliveries_of(conn, ring, events=rows)
-    return [
-        {**history.event_record(ring, row, ops=True), "deliveries": deliveries[row.id]}
-        for row in rows
-    ]
+    return [history.ops_event_detail(ring, row, deliveries[row.id]) for row in rows]
 
 
 async def tasks_of(conn: AsyncConnection, referral_id: str) -> list[ContactTaskRow]:

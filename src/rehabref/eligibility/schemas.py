@@ -1,13 +1,12 @@
-"""Eligibility check request and its eligible / ineligible answers (spec 2.5)."""
+"""The eligibility check request (spec 2.5; its answers: ``responses.py``)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, RootModel, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from rehabref import fields
-from rehabref.errors_schema import ErrorBody
 
 HmoCode = Literal["AXA_MANSARD", "HYGEIA_HMO", "RELIANCE_HMO", "LEADWAY_HEALTH", "AVON_HMO"]
 ProcedureCode = Literal["PHYSIO_STD_SESSION", "PHYSIO_POST_SURGICAL"]
@@ -45,50 +44,3 @@ class EligibilityRequest(BaseModel):
     member_phone: fields.Phone = Field(description="The member's verified phone (E.164).")
     hmo_code: HmoCode
     procedure_code: ProcedureCode = "PHYSIO_STD_SESSION"
-
-
-class MemberSummary(BaseModel):
-    name: str
-    plan_tier: str
-    policy_status: str = Field(examples=["active"])
-    expiry_date: str = Field(description="YYYY-MM-DD", examples=["2027-03-31"])
-
-
-class Coverage(BaseModel):
-    physiotherapy_covered: bool
-    annual_session_limit: int
-    sessions_remaining: int
-    co_pay_amount_kobo: int
-    pre_auth_required: bool
-
-
-class EligibleResponse(BaseModel):
-    status: Literal["eligible"]
-    member: MemberSummary
-    coverage: Coverage
-    pre_auth_token: str = Field(
-        description="Signed, expires after 30 days, bound to this partner, environment, member "
-        "and procedure. Send it as pre_auth_token on an hmo_direct_billing referral (required "
-        "by the HMO when coverage.pre_auth_required is true); completed sessions of that "
-        "referral then consume the member's allowance."
-    )
-
-
-class FallbackOption(BaseModel):
-    can_self_pay: bool
-    negotiated_rate_kobo: int
-
-
-class IneligibleResponse(BaseModel):
-    status: Literal["ineligible"]
-    reason: IneligibleReason
-    message: str
-    fallback_option: FallbackOption
-
-
-class EligibilityAnswer(RootModel[EligibleResponse | IneligibleResponse]):
-    """HTTP 200: eligible, or (live keys) ineligible; tell them apart by ``status``."""
-
-
-class SandboxIneligibleOrError(RootModel[IneligibleResponse | ErrorBody]):
-    """HTTP 400: the sandbox's ineligible answer, or a malformed request's error body."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import cast
 
 from sqlalchemy import insert, select
 from sqlalchemy.exc import IntegrityError
@@ -27,7 +27,14 @@ from rehabref.db import table
 from rehabref.eligibility import tokens
 from rehabref.eligibility.adapters import CoverageSources, HmoAdapter, MemberCoverage
 from rehabref.eligibility.codes import NEGOTIATED_RATE_KOBO, POST_SURGICAL
-from rehabref.eligibility.schemas import EligibilityRequest
+from rehabref.eligibility.responses import (
+    Coverage,
+    EligibleResponse,
+    FallbackOption,
+    IneligibleResponse,
+    MemberSummary,
+)
+from rehabref.eligibility.schemas import EligibilityRequest, IneligibleReason
 from rehabref.ids import new_id
 from rehabref.instance_secret import SecretBox
 from rehabref.principal import Principal
@@ -80,16 +87,15 @@ def decide(
     return Decision(True, None, member)
 
 
-def ineligible_body(reason: str, procedure_code: str) -> dict[str, Any]:
-    return {
-        "status": "ineligible",
-        "reason": reason,
-        "message": MESSAGES[reason],
-        "fallback_option": {
-            "can_self_pay": True,
-            "negotiated_rate_kobo": NEGOTIATED_RATE_KOBO[procedure_code],
-        },
-    }
+def ineligible_body(reason: str, procedure_code: str) -> IneligibleResponse:
+    return IneligibleResponse(
+        status="ineligible",
+        reason=cast(IneligibleReason, reason),
+        message=MESSAGES[reason],
+        fallback_option=FallbackOption(
+            can_self_pay=True, negotiated_rate_kobo=NEGOTIATED_RATE_KOBO[procedure_code]
+        ),
+    )
 
 
 async def check(
@@ -99,7 +105,7 @@ async def check(
     request: EligibilityRequest,
     box: SecretBox,
     adapter: HmoAdapter,
-) -> tuple[int, dict[str, Any]]:
+) -> tuple[int, EligibleResponse | IneligibleResponse]:
     """The HTTP status and body of an eligibility answer.
 
     Live keys: 200 for both answers (an ineligible member is a normal business result).
@@ -136,23 +142,23 @@ async def check(
         procedure_code=request.procedure_code,
         member_phone=request.member_phone,
     )
-    return 200, {
-        "status": "eligible",
-        "member": {
-            "name": member.name,
-            "plan_tier": member.plan_tier,
-            "policy_status": member.policy_status,
-            "expiry_date": member.expiry_date.isoformat(),
-        },
-        "coverage": {
-            "physiotherapy_covered": member.physiotherapy_covered,
-            "annual_session_limit": member.annual_session_limit,
-            "sessions_remaining": decision.sessions_remaining,
-            "co_pay_amount_kobo": member.co_pay_kobo,
-            "pre_auth_required": member.pre_auth_required,
-        },
-        "pre_auth_token": tokens.issue(box, grant),
-    }
+    return 200, EligibleResponse(
+        status="eligible",
+        member=MemberSummary(
+            name=member.name,
+            plan_tier=member.plan_tier,
+            policy_status=member.policy_status,
+            expiry_date=member.expiry_date.isoformat(),
+        ),
+        coverage=Coverage(
+            physiotherapy_covered=member.physiotherapy_covered,
+            annual_session_limit=member.annual_session_limit,
+            sessions_remaining=decision.sessions_remaining,
+            co_pay_amount_kobo=member.co_pay_kobo,
+            pre_auth_required=member.pre_auth_required,
+        ),
+        pre_auth_token=tokens.issue(box, grant),
+    )
 
 
 async def consume_session(

@@ -20,6 +20,15 @@ from rehabref.clock import iso, utcnow
 from rehabref.crypto import KeyRing
 from rehabref.db import table
 from rehabref.events.outbox import delivery_row
+from rehabref.events.responses import (
+    AttemptRecord,
+    DeliveryRecord,
+    EventDetail,
+    EventRecord,
+    NewDelivery,
+    OpsEventDetail,
+    OpsEventRecord,
+)
 from rehabref.events.sealing import event_data, opened_excerpt
 from rehabref.scope import OperatorScope, PartnerScope, Scope
 from rehabref.tables.events import Delivery, DeliveryAttempt, Event, WebhookEndpoint
@@ -67,22 +76,42 @@ def decode_cursor(cursor: str) -> str | None:
     return cursors.decode_cursor(cursor, _ID)
 
 
-def event_record(ring: KeyRing, row: EventRow, *, ops: bool = False) -> dict[str, Any]:
-    """The event as partners and coordinators see it: its ``data`` opened."""
-    record: dict[str, Any] = {
+def _event_fields(ring: KeyRing, row: EventRow) -> dict[str, Any]:
+    """The fields every view of an event starts with: its ``data`` opened."""
+    return {
         "event_id": row.id,
         "type": row.type,
         "occurred_at": iso(row.occurred_at),
         "referral_id": row.referral_id,
         "data": event_data(ring, row.data),
     }
-    if ops:
-        record["partner_id"] = row.partner_id
-        record["environment"] = row.environment
-    return record
 
 
-def _delivery(row: Row[Any]) -> dict[str, Any]:
+def _owner_fields(row: EventRow) -> dict[str, Any]:
+    return {"partner_id": row.partner_id, "environment": row.environment}
+
+
+def event_record(ring: KeyRing, row: EventRow) -> EventRecord:
+    """The event as partners see it."""
+    return EventRecord(**_event_fields(ring, row))
+
+
+def event_detail(ring: KeyRing, row: EventRow, deliveries: list[DeliveryRecord]) -> EventDetail:
+    return EventDetail(**_event_fields(ring, row), deliveries=deliveries)
+
+
+def ops_event_record(ring: KeyRing, row: EventRow) -> OpsEventRecord:
+    """The event as coordinators see it: with its partner and environment."""
+    return OpsEventRecord(**_event_fields(ring, row), **_owner_fields(row))
+
+
+def ops_event_detail(
+    ring: KeyRing, row: EventRow, deliveries: list[DeliveryRecord]
+) -> OpsEventDetail:
+    return OpsEventDetail(**_event_fields(ring, row), **_owner_fields(row), deliveries=deliveries)
+
+
+def _delivery_fields(row: Row[Any]) -> dict[str, Any]:
     return {
         "delivery_id": row.id,
         "endpoint_id": row.endpoint_id,
@@ -125,10 +154,10 @@ async def get_event(conn: AsyncConnection, *, scope: Scope, event_id: str) -> Ev
 
 async def deliveries_of(
     conn: AsyncConnection, ring: KeyRing, *, events: Sequence[EventRow]
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[DeliveryRecord]]:
     """Each event's deliveries with their attempts (the receiver's answers opened with
     ``ring``), by event id: two queries in all."""
-    by_event: dict[str, list[dict[str, Any]]] = {event.id: [] for event in events}
+    by_event: dict[str, list[DeliveryRecord]] = {event.id: [] for event in events}
     if not by_event:
         return by_event
     rows = (
@@ -145,24 +174,26 @@ async def deliveries_of(
         .where(_attempts.c.delivery_id.in_([row.id for row in rows]))
         .order_by(_attempts.c.attempted_at, _attempts.c.id)
     )
-    by_delivery: dict[str, list[dict[str, Any]]] = {row.id: [] for row in rows}
+    by_delivery: dict[str, list[AttemptRecord]] = {row.id: [] for row in rows}
     for attempt in attempts:
         by_delivery[attempt.delivery_id].append(
-            {
-                "attempted_at": iso(attempt.attempted_at),
-                "status_code": attempt.status_code,
-                "latency_ms": attempt.latency_ms,
-                "error": attempt.error,
-                "response_excerpt": opened_excerpt(ring, attempt.response_excerpt),
-                "note": attempt.note,
-            }
+            AttemptRecord(
+                attempted_at=iso(attempt.attempted_at),
+                status_code=attempt.status_code,
+                latency_ms=attempt.latency_ms,
+                error=attempt.error,
+                response_excerpt=opened_excerpt(ring, attempt.response_excerpt),
+                note=attempt.note,
+            )
         )
     for row in rows:
-        by_event[row.event_id].append({**_delivery(row), "attempts": by_delivery[row.id]})
+        by_event[row.event_id].append(
+            DeliveryRecord(**_delivery_fields(row), attempts=by_delivery[row.id])
+        )
     return by_event
 
 
-async def redeliver(conn: AsyncConnection, *, event: EventRow) -> list[dict[str, str]]:
+async def redeliver(conn: AsyncConnection, *, event: EventRow) -> list[NewDelivery]:
     """A new pending delivery per target: the endpoints subscribed now, plus the extra
     targets (callback_url, sandbox target_url) the event was delivered to before."""
     endpoints = (
@@ -188,7 +219,7 @@ async def redeliver(conn: AsyncConnection, *, event: EventRow) -> list[dict[str,
     rows = [delivery_row(event.id, endpoint_id, url, now) for url, endpoint_id in targets.items()]
     if rows:
         await conn.execute(insert(_deliveries), rows)
-    return [{"delivery_id": row["id"], "target_url": row["target_url"]} for row in rows]
+    return [NewDelivery(delivery_id=row["id"], target_url=row["target_url"]) for row in rows]
 
 
 async def list_deliveries(
@@ -213,7 +244,7 @@ async def list_deliveries(
     rows = (await conn.execute(query.order_by(d.c.id.desc()).limit(limit + 1))).all()
     items = [
         {
-            **_delivery(row),
+            **_delivery_fields(row),
             "event_id": row.event_id,
             "event_type": row.event_type,
             "partner_id": row.partner_id,

@@ -9,15 +9,18 @@ owed, and re-enabling one the worker disabled starts it afresh.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, cast
 
+import msgspec
 from sqlalchemy import Select, insert, or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.clock import as_utc, iso, utcnow
 from rehabref.db import table
+from rehabref.events.catalogue import EventType
 from rehabref.events.endpoint_health import Health, circuit
 from rehabref.events.endpoint_state import cancel_pending, health_columns, health_of
+from rehabref.events.responses import EndpointHealth, Environment, WebhookEndpointRecord
 from rehabref.ids import new_id
 from rehabref.scope import OperatorScope, PartnerScope
 from rehabref.tables.events import WebhookEndpoint
@@ -73,26 +76,26 @@ def _iso(value: datetime | None) -> str | None:
     return None if value is None else iso(as_utc(value))
 
 
-def endpoint_record(row: EndpointRow, *, now: datetime | None = None) -> dict[str, Any]:
+def endpoint_record(row: EndpointRow, *, now: datetime | None = None) -> WebhookEndpointRecord:
     health = health_of(row)
     state = circuit(health, now=now or utcnow())
-    return {
-        "endpoint_id": row.id,
-        "url": row.url,
-        "environment": row.environment,
-        "enabled_events": row.enabled_events,
-        "active": bool(row.active),
-        "status": "disabled" if row.disabled_at is not None else "enabled",
-        "disabled_reason": row.disabled_reason,
-        "disabled_at": _iso(row.disabled_at),
-        "health": {
-            "circuit": state,
-            "consecutive_failures": health.consecutive_failures,
-            "failing_since": _iso(health.failing_since),
-            "circuit_open_until": _iso(health.circuit_open_until) if state == "open" else None,
-        },
-        "created_at": iso(row.created_at),
-    }
+    return WebhookEndpointRecord(
+        endpoint_id=row.id,
+        url=row.url,
+        environment=cast(Environment, row.environment),
+        enabled_events=cast("list[EventType] | None", row.enabled_events),
+        active=bool(row.active),
+        status="disabled" if row.disabled_at is not None else "enabled",
+        disabled_reason=cast("Literal['failing'] | None", row.disabled_reason),
+        disabled_at=_iso(row.disabled_at),
+        health=EndpointHealth(
+            circuit=state,
+            consecutive_failures=health.consecutive_failures,
+            failing_since=_iso(health.failing_since),
+            circuit_open_until=_iso(health.circuit_open_until) if state == "open" else None,
+        ),
+        created_at=iso(row.created_at),
+    )
 
 
 def _active(scope: PartnerScope) -> Select[Any]:
@@ -109,7 +112,7 @@ async def create_endpoint(
     scope: PartnerScope,
     url: str,
     enabled_events: list[str] | None,
-) -> dict[str, Any]:
+) -> WebhookEndpointRecord:
     row = {
         "id": new_id("whe"),
         **scope.columns(),
@@ -124,14 +127,16 @@ async def create_endpoint(
     return endpoint_record(created)
 
 
-async def list_endpoints(conn: AsyncConnection, *, scope: PartnerScope) -> list[dict[str, Any]]:
+async def list_endpoints(
+    conn: AsyncConnection, *, scope: PartnerScope
+) -> list[WebhookEndpointRecord]:
     rows = await conn.execute(_active(scope).order_by(_endpoints.c.id.desc()))
     return [endpoint_record(row) for row in rows]
 
 
 async def get_endpoint(
     conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str, now: datetime | None = None
-) -> dict[str, Any] | None:
+) -> WebhookEndpointRecord | None:
     row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).first()
     return None if row is None else endpoint_record(row, now=now)
 
@@ -152,7 +157,7 @@ async def delete_endpoint(conn: AsyncConnection, *, scope: PartnerScope, endpoin
 
 async def enable_endpoint(
     conn: AsyncConnection, *, scope: PartnerScope, endpoint_id: str
-) -> dict[str, Any] | None:
+) -> WebhookEndpointRecord | None:
     """Enable an endpoint again, healthy (closed circuit, no failures counted); None when
     the partner has no such endpoint. Enabling an enabled endpoint changes nothing."""
     row = (await conn.execute(_active(scope).where(_endpoints.c.id == endpoint_id))).first()
@@ -182,4 +187,7 @@ async def needing_attention(
         .order_by(w.c.disabled_at.is_(None), w.c.id.desc())
         .limit(limit)
     )
-    return [{**endpoint_record(row), "partner_id": row.partner_id} for row in rows]
+    return [
+        {**msgspec.structs.asdict(endpoint_record(row)), "partner_id": row.partner_id}
+        for row in rows
+    ]

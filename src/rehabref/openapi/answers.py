@@ -4,16 +4,19 @@ so the document describes each answer from the type that writes it.
 Two things msgspec does not write the way the document needs:
 
 - an untagged union of Structs: a union is named by an ``AnswerUnion`` marker
-  (``responses.py``) and written here as ``anyOf`` the Structs it lists, in that order;
-- a field typed by a ``Literal``: msgspec sorts the values; here they are listed as declared
-  (a status in lifecycle order), typed as strings, and a single value is a ``const``.
+  (``responses.py``) and written here as ``anyOf`` the Structs it lists, in that order, then
+  the components it names as ``described_elsewhere``;
+- a field typed by a ``Literal`` (also ``Literal | None`` or a list of one): msgspec sorts the
+  values; here they are listed as declared (a status in lifecycle order), typed as strings, and
+  a single value is a ``const``.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, TypeGuard, get_args, get_origin
+from types import NoneType, UnionType
+from typing import Annotated, Any, Literal, TypeGuard, Union, get_args, get_origin
 
 import msgspec
 
@@ -44,7 +47,8 @@ def _union_schema(union: type[AnswerUnion]) -> dict[str, Any]:
     schema: dict[str, Any] = {"title": union.__name__}
     if union.__doc__:
         schema["description"] = inspect.cleandoc(union.__doc__)
-    schema["anyOf"] = [{"$ref": _REF.format(name=member.__name__)} for member in members(union)]
+    names = [member.__name__ for member in members(union)] + list(union.described_elsewhere)
+    schema["anyOf"] = [{"$ref": _REF.format(name=name)} for name in names]
     return schema
 
 
@@ -70,15 +74,26 @@ def _structs_in(kind: Any, found: set[type[msgspec.Struct]]) -> None:
         _structs_in(argument, found)
 
 
+def _declared_literal(kind: Any, written: dict[str, Any]) -> None:
+    """Rewrite the Literal in ``kind`` as declared, also inside ``X | None`` and ``list[X]``."""
+    while get_origin(kind) is Annotated:
+        kind = get_args(kind)[0]
+    origin, arguments = get_origin(kind), get_args(kind)
+    if origin is Literal:
+        written.pop("enum")
+        written.update(_literal_schema(arguments))
+    elif origin is list and "items" in written:
+        _declared_literal(arguments[0], written["items"])
+    elif origin in (Union, UnionType):
+        present = [argument for argument in arguments if argument is not NoneType]
+        alternatives = [item for item in written.get("anyOf", []) if item != {"type": "null"}]
+        if len(present) == 1 and len(alternatives) == 1:
+            _declared_literal(present[0], alternatives[0])
+
+
 def _declared_literals(struct: type[msgspec.Struct], schema: dict[str, Any]) -> None:
     for field in msgspec.structs.fields(struct):
-        kind = field.type
-        while get_origin(kind) is Annotated:
-            kind = get_args(kind)[0]
-        if get_origin(kind) is Literal:
-            written = schema["properties"][field.encode_name]
-            written.pop("enum")
-            written.update(_literal_schema(get_args(kind)))
+        _declared_literal(field.type, schema["properties"][field.encode_name])
 
 
 def answer_components(types: Sequence[AnswerType]) -> dict[str, Any]:

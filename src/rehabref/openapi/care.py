@@ -6,19 +6,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rehabref.care.responses import OutcomeReport, SessionList
 from rehabref.care.schemas import (
     AssessmentBody,
     AssessmentList,
     AssessmentRecord,
     OpsSession,
     OpsSessionList,
-    OutcomeReport,
     SessionCancel,
     SessionComplete,
-    SessionList,
     SessionSchedule,
     SessionStart,
 )
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import OK_HEADERS, REQUEST_ID, Operation, errors, query
 
 _AUTH = (
@@ -205,8 +205,6 @@ OPS_OPERATIONS: tuple[Operation, ...] = (
 OPERATIONS: tuple[Operation, ...] = (*PARTNER_OPERATIONS, *OPS_OPERATIONS)
 
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
-    SessionList,
-    OutcomeReport,
     SessionSchedule,
     SessionStart,
     SessionComplete,
@@ -217,3 +215,4 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     AssessmentRecord,
     AssessmentList,
 )
+ANSWER_TYPES: tuple[AnswerType, ...] = (SessionList, OutcomeReport)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rehabref.billing.statement_schemas import (
+from rehabref.billing.statement_responses import (
     StatementDetail,
-    StatementGenerateIn,
     StatementLine,
     StatementList,
     StatementRecord,
 )
+from rehabref.billing.statement_schemas import StatementGenerateIn
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import (
     OK_HEADERS,
     PAGE_PARAMETERS,
@@ -111,8 +112,8 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 
-SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
-    StatementGenerateIn,
+SCHEMA_MODELS: tuple[type[BaseModel], ...] = (StatementGenerateIn,)
+ANSWER_TYPES: tuple[AnswerType, ...] = (
     StatementRecord,
     StatementLine,
     StatementDetail,

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from rehabref.eligibility.schemas import (
-    EligibilityAnswer,
-    EligibilityRequest,
-    EligibleResponse,
-    IneligibleResponse,
-    SandboxIneligibleOrError,
-)
+from rehabref.eligibility.responses import EligibilityAnswer, SandboxIneligibleOrError
+from rehabref.eligibility.schemas import EligibilityRequest
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import OK_HEADERS, Operation, errors
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -42,10 +38,5 @@ OPERATIONS: tuple[Operation, ...] = (
     ),
 )
 
-SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
-    EligibilityRequest,
-    EligibleResponse,
-    IneligibleResponse,
-    EligibilityAnswer,
-    SandboxIneligibleOrError,
-)
+SCHEMA_MODELS: tuple[type[BaseModel], ...] = (EligibilityRequest,)
+ANSWER_TYPES: tuple[AnswerType, ...] = (EligibilityAnswer, SandboxIneligibleOrError)

@@ -7,19 +7,22 @@ from typing import Any
 from pydantic import BaseModel
 
 from rehabref.events.catalogue import EVENT_TYPES
-from rehabref.events.schemas import (
+from rehabref.events.responses import (
     EventDetail,
     EventList,
-    OpsDeliveryList,
     OpsEventDetail,
     OpsEventList,
     RedeliverResponse,
-    TriggerWebhookRequest,
     TriggerWebhookResponse,
-    WebhookEndpointCreate,
     WebhookEndpointList,
     WebhookEndpointRecord,
 )
+from rehabref.events.schemas import (
+    OpsDeliveryList,
+    TriggerWebhookRequest,
+    WebhookEndpointCreate,
+)
+from rehabref.openapi.answers import AnswerType
 from rehabref.openapi.operations import (
     OK_HEADERS,
     PAGE_PARAMETERS,
@@ -246,14 +249,16 @@ OPERATIONS: tuple[Operation, ...] = (
 
 SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
     WebhookEndpointCreate,
+    TriggerWebhookRequest,
+    OpsDeliveryList,
+)
+ANSWER_TYPES: tuple[AnswerType, ...] = (
     WebhookEndpointRecord,
     WebhookEndpointList,
     EventList,
     EventDetail,
     RedeliverResponse,
-    TriggerWebhookRequest,
     TriggerWebhookResponse,
     OpsEventList,
     OpsEventDetail,
-    OpsDeliveryList,
 )

@@ -62,4 +62,8 @@ SCHEMA_MODELS: tuple[type[BaseModel], ...] = (
 ANSWER_TYPES: tuple[AnswerType, ...] = (
     *referrals_docs.ANSWER_TYPES,
     *links_docs.ANSWER_TYPES,
+    *events_docs.ANSWER_TYPES,
+    *care_docs.ANSWER_TYPES,
+    *commission_docs.ANSWER_TYPES,
+    *eligibility_docs.ANSWER_TYPES,
 )

@@ -5,9 +5,10 @@ from __future__ import annotations
 from litestar import Response
 
 from rehabref.api.events import event_type_param, no_target, not_found
-from rehabref.cursors import page_envelope, page_params
+from rehabref.cursors import next_cursor, page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
+from rehabref.events.responses import OpsEventList, RedeliverResponse
 from rehabref.ops.auth import OPERATOR, OperatorPrincipal
 from rehabref.plain_asgi import PlainRequest, PlainRoute
 from rehabref.responses import json_response
@@ -38,11 +39,14 @@ async def ops_list_events(request: PlainRequest, operator: OperatorPrincipal) ->
             limit=limit,
         )
     return json_response(
-        page_envelope(
-            [history.event_record(services.box.ring, row, ops=True) for row in rows],
+        OpsEventList(
+            data=[history.ops_event_record(services.box.ring, row) for row in rows],
             has_more=has_more,
-            last_id=rows[-1].id if rows else None,
-            encode=history.encode_cursor,
+            next_cursor=next_cursor(
+                has_more=has_more,
+                last_id=rows[-1].id if rows else None,
+                encode=history.encode_cursor,
+            ),
         )
     )
 
@@ -56,8 +60,7 @@ async def ops_get_event(
         if row is None:
             raise not_found("event")
         deliveries = await history.deliveries_of(conn, services.box.ring, events=[row])
-    record = history.event_record(services.box.ring, row, ops=True)
-    return json_response({**record, "deliveries": deliveries[row.id]})
+    return json_response(history.ops_event_detail(services.box.ring, row, deliveries[row.id]))
 
 
 async def ops_redeliver_event(
@@ -70,7 +73,7 @@ async def ops_redeliver_event(
         deliveries = await history.redeliver(conn, event=row)
     if not deliveries:
         raise no_target()
-    return json_response({"event_id": event_id, "deliveries": deliveries}, 202)
+    return json_response(RedeliverResponse(event_id=event_id, deliveries=deliveries), 202)
 
 
 async def ops_list_deliveries(

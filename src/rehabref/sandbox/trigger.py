@@ -9,6 +9,8 @@ the partner's event history; it goes to ``target_url`` only, not to the register
 
 from __future__ import annotations
 
+from typing import cast
+
 import msgspec
 from limits import parse_many
 from litestar import Response
@@ -17,7 +19,9 @@ from sqlalchemy import select
 from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.db import table
 from rehabref.errors import ApiError
+from rehabref.events.catalogue import EventType
 from rehabref.events.outbox import NewEvent, record_events
+from rehabref.events.responses import TriggerWebhookResponse
 from rehabref.events.samples import sample_data
 from rehabref.events.schemas import TriggerWebhookRequest
 from rehabref.events.targets import check_target
@@ -111,12 +115,12 @@ async def trigger_webhook(request: PlainRequest, principal: Principal) -> Respon
         delivery_id = (
             await conn.execute(select(_deliveries.c.id).where(_deliveries.c.event_id == event_id))
         ).scalar_one()
-    body = {
-        "event_id": event_id,
-        "delivery_id": delivery_id,
-        "type": payload.event,
-        "target_url": payload.target_url,
-    }
+    body = TriggerWebhookResponse(
+        event_id=event_id,
+        delivery_id=delivery_id,
+        type=cast(EventType, payload.event),
+        target_url=payload.target_url,
+    )
     return Response(
         content=msgspec.json.encode(body), status_code=202, media_type="application/json"
     )

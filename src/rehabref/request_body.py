@@ -43,7 +43,41 @@ async def json_object(request: ApiRequest) -> dict[str, Any]:
         raise ApiError(400, "malformed_request", "The request body is nested too deeply.") from None
     if not isinstance(body, dict):
         raise ApiError(400, "malformed_request", "The request body must be a JSON object.")
+    # PostgreSQL text cannot hold NUL (storing one would be a 500), and no field needs it.
+    if b"\\u0000" in raw:
+        where = _nul_at(body, "")
+        if where is not None:
+            raise ApiError(
+                422,
+                "validation_error",
+                "Some fields are invalid; see error.fields.",
+                fields={where or "body": "Must not contain the NUL character."},
+            )
     return body
+
+
+def _nul_at(body: dict[str, Any], path: str) -> str | None:
+    """The path of the first string (or object key) holding NUL, in the field map's
+    notation (``patient.first_name``, ``items.0``); None when there is none. A loop, not
+    recursion: the body may be nested as deep as the decoder allows."""
+    stack: list[tuple[Any, str]] = [(body, path)]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return where
+            continue
+        if isinstance(value, dict):
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        for key, item in reversed(list(items)):
+            if isinstance(key, str) and "\x00" in key:
+                return where  # the key itself is not echoed back
+            stack.append((item, f"{where}.{key}" if where else str(key)))
+    return None
 
 
 def field_errors(error: ValidationError) -> dict[str, str]:

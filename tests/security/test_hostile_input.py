@@ -63,6 +63,53 @@ def test_a_body_that_is_not_utf8_is_a_400_not_a_500(
         error_of(response, 400, "malformed_request")
 
 
+@pytest.mark.parametrize("route", BODY_ROUTES, ids=lambda r: f"{r.method} {r.path}")
+def test_a_nul_character_in_any_body_string_is_a_4xx_not_a_500(
+    route: Any, client: httpx.Client, partner: dict[str, Any], operator_token: str
+) -> None:
+    token = operator_token if "/ops/" in route.path else partner["keys"]["sk_test"]
+    response = client.request(
+        route.method,
+        _filled(route.path),
+        content=b'{"payer_kind": "hmo", "payer_id": "AXA\\u0000", "period": "2026-01"}',
+        headers={**auth(token, "idem-nul"), "Content-Type": "application/json"},
+    )
+    # Unknown ids may be answered first (404); never a server error.
+    assert response.status_code < 500, response.text
+
+
+def test_a_nul_character_is_refused_naming_its_field(
+    client: httpx.Client, partner: dict[str, Any], operator_token: str
+) -> None:
+    invoice = client.post(
+        "/api/v1/ops/payer-invoices",
+        content=b'{"payer_kind": "hmo", "payer_id": "AXA\\u0000", "period": "2026-01"}',
+        headers={**op_headers(operator_token), "Content-Type": "application/json"},
+    )
+    assert error_of(invoice, 422, "validation_error")["fields"] == {
+        "payer_id": "Must not contain the NUL character."
+    }
+    body = v1_referral()
+    body["patient"]["first_name"] = "Ama\x00ka"
+    body["metadata"] = {"clinic\x00": "x"}
+    referral = client.post(
+        "/api/v1/partners/referrals", json=body, headers=auth(partner["keys"]["sk_test"], "n1")
+    )
+    fields = error_of(referral, 422, "validation_error")["fields"]
+    assert fields in (
+        {"patient.first_name": "Must not contain the NUL character."},
+        {"metadata": "Must not contain the NUL character."},
+    )
+    # A backslash followed by "u0000" is ordinary text, not NUL.
+    fine = v1_referral(reason="see \\u0000 in the notes")
+    assert (
+        client.post(
+            "/api/v1/partners/referrals", json=fine, headers=auth(partner["keys"]["sk_test"], "n2")
+        ).status_code
+        == 201
+    )
+
+
 def test_invalid_utf8_on_create_is_malformed_request(
     client: httpx.Client, partner: dict[str, Any]
 ) -> None:

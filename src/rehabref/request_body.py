@@ -51,7 +51,7 @@ async def json_object(request: ApiRequest) -> dict[str, Any]:
                 422,
                 "validation_error",
                 "Some fields are invalid; see error.fields.",
-                fields={where or "body": "Must not contain the NUL character."},
+                fields={where or "body": "Control characters are not allowed."},
             )
     return body
 

@@ -87,7 +87,7 @@ def test_a_nul_character_is_refused_naming_its_field(
         headers={**op_headers(operator_token), "Content-Type": "application/json"},
     )
     assert error_of(invoice, 422, "validation_error")["fields"] == {
-        "payer_id": "Must not contain the NUL character."
+        "payer_id": "Control characters are not allowed."
     }
     body = v1_referral()
     body["patient"]["first_name"] = "Ama\x00ka"
@@ -97,8 +97,8 @@ def test_a_nul_character_is_refused_naming_its_field(
     )
     fields = error_of(referral, 422, "validation_error")["fields"]
     assert fields in (
-        {"patient.first_name": "Must not contain the NUL character."},
-        {"metadata": "Must not contain the NUL character."},
+        {"patient.first_name": "Control characters are not allowed."},
+        {"metadata": "Control characters are not allowed."},
     )
     # A backslash followed by "u0000" is ordinary text, not NUL.
     fine = v1_referral(reason="see \\u0000 in the notes")

@@ -11,7 +11,7 @@ import base64
 import binascii
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import msgspec
 
@@ -40,6 +40,23 @@ class Page(msgspec.Struct, Generic[Item], frozen=True):
     data: list[Item]
     has_more: bool
     next_cursor: str | None
+
+    @classmethod
+    def after(
+        cls,
+        data: list[Item],
+        *,
+        has_more: bool,
+        last_id: str | None,
+        encode: Callable[[str], str],
+    ) -> Self:
+        """The page of ``data``, continued after ``last_id`` (its last item's id) when more
+        follows."""
+        return cls(
+            data=data,
+            has_more=has_more,
+            next_cursor=next_cursor(has_more=has_more, last_id=last_id, encode=encode),
+        )
 
 
 def next_cursor(*, has_more: bool, last_id: str | None, encode: Callable[[str], str]) -> str | None:

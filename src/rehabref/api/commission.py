@@ -17,7 +17,7 @@ from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.billing import commission_store as store
 from rehabref.billing.statement_csv import statement_csv
 from rehabref.billing.statement_responses import StatementList
-from rehabref.cursors import next_cursor, page_params
+from rehabref.cursors import page_params
 from rehabref.documents import attachment, document_format
 from rehabref.errors import ApiError
 from rehabref.plain_asgi import PlainRequest, PlainRoute
@@ -56,14 +56,11 @@ async def list_statements(request: PlainRequest, principal: Principal) -> Respon
             conn, scope=PartnerScope.of(principal), before_id=before_id, limit=limit
         )
     return json_response(
-        StatementList(
-            data=[store.record(row) for row in rows],
+        StatementList.after(
+            [store.record(row) for row in rows],
             has_more=has_more,
-            next_cursor=next_cursor(
-                has_more=has_more,
-                last_id=rows[-1].id if rows else None,
-                encode=store.encode_cursor,
-            ),
+            last_id=rows[-1].id if rows else None,
+            encode=store.encode_cursor,
         )
     )
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import cursors
 from rehabref.api.authentication import PARTNER_SECRET
-from rehabref.cursors import next_cursor, page_params
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.events import history, subscriptions
 from rehabref.events.catalogue import EVENT_TYPES
@@ -94,14 +94,11 @@ async def list_webhook_endpoints(request: PlainRequest, principal: Principal) ->
         data = [item for item in data if item.endpoint_id < before_id]
     page, has_more = data[:limit], len(data) > limit
     return json_response(
-        WebhookEndpointList(
-            data=page,
+        WebhookEndpointList.after(
+            page,
             has_more=has_more,
-            next_cursor=next_cursor(
-                has_more=has_more,
-                last_id=page[-1].endpoint_id if page else None,
-                encode=cursors.encode_cursor,
-            ),
+            last_id=page[-1].endpoint_id if page else None,
+            encode=cursors.encode_cursor,
         )
     )
 
@@ -151,14 +148,11 @@ async def list_events(request: PlainRequest, principal: Principal) -> Response[b
             limit=limit,
         )
     return json_response(
-        EventList(
-            data=[history.event_record(services.box.ring, row) for row in rows],
+        EventList.after(
+            [history.event_record(services.box.ring, row) for row in rows],
             has_more=has_more,
-            next_cursor=next_cursor(
-                has_more=has_more,
-                last_id=rows[-1].id if rows else None,
-                encode=history.encode_cursor,
-            ),
+            last_id=rows[-1].id if rows else None,
+            encode=history.encode_cursor,
         )
     )
 

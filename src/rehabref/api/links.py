@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref import fields
 from rehabref.api.authentication import PARTNER_SECRET
-from rehabref.cursors import next_cursor, page_params
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.service import KeyOwner
@@ -73,14 +73,11 @@ async def list_links(request: PlainRequest, principal: Principal) -> Response[by
         )
     base_url = services.settings.base_url
     return json_response(
-        ReferralLinkList(
-            data=[service.record(row, base_url) for row in rows],
+        ReferralLinkList.after(
+            [service.record(row, base_url) for row in rows],
             has_more=has_more,
-            next_cursor=next_cursor(
-                has_more=has_more,
-                last_id=rows[-1].id if rows else None,
-                encode=service.encode_cursor,
-            ),
+            last_id=rows[-1].id if rows else None,
+            encode=service.encode_cursor,
         )
     )
 

@@ -18,7 +18,7 @@ from rehabref.api.authentication import PARTNER_SECRET
 from rehabref.api.referrals_g import create_referral_g
 from rehabref.api_request import ApiRequest
 from rehabref.clock import utcnow
-from rehabref.cursors import next_cursor, page_params
+from rehabref.cursors import page_params
 from rehabref.errors import ApiError
 from rehabref.idempotency import service as idempotency
 from rehabref.idempotency.service import KeyOwner
@@ -134,14 +134,11 @@ async def list_referrals(request: ApiRequest, principal: Principal) -> Response[
                 limit=limit,
             )
     return json_response(
-        ReferralListEither(
-            data=await _records(services, principal, scope, rows),
+        ReferralListEither.after(
+            await _records(services, principal, scope, rows),
             has_more=has_more,
-            next_cursor=next_cursor(
-                has_more=has_more,
-                last_id=rows[-1].id if rows else None,
-                encode=store.encode_cursor,
-            ),
+            last_id=rows[-1].id if rows else None,
+            encode=store.encode_cursor,
         )
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from litestar import Response
 
 from rehabref.api.events import event_type_param, no_target, not_found
-from rehabref.cursors import next_cursor, page_envelope, page_params
+from rehabref.cursors import page_envelope, page_params
 from rehabref.errors import ApiError
 from rehabref.events import history
 from rehabref.events.responses import OpsEventList, RedeliverResponse
@@ -39,14 +39,11 @@ async def ops_list_events(request: PlainRequest, operator: OperatorPrincipal) ->
             limit=limit,
         )
     return json_response(
-        OpsEventList(
-            data=[history.ops_event_record(services.box.ring, row) for row in rows],
+        OpsEventList.after(
+            [history.ops_event_record(services.box.ring, row) for row in rows],
             has_more=has_more,
-            next_cursor=next_cursor(
-                has_more=has_more,
-                last_id=rows[-1].id if rows else None,
-                encode=history.encode_cursor,
-            ),
+            last_id=rows[-1].id if rows else None,
+            encode=history.encode_cursor,
         )
     )
 

@@ -8,11 +8,11 @@ import pytest
 
 from rehabref.audit.rows import AuditEventRow
 from rehabref.billing.rows import PaymentRequestRow, PaymentRow
-from rehabref.care.appointments import BookablePhysio
 from rehabref.care.rows import (
     AppointmentRow,
     AvailabilityExceptionRow,
     AvailabilityRuleRow,
+    BookablePhysio,
     CareSessionRow,
     SlotOfferRow,
 )

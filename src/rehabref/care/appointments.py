@@ -16,7 +16,7 @@ session its visit is recorded in. Services never commit.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from rehabref.care import sessions
 from rehabref.care.availability_store import appointments, schedule_of
-from rehabref.care.rows import AppointmentRow
+from rehabref.care.rows import AppointmentRow, BookablePhysio
 from rehabref.care.sealing import change_reason, sealed_change_reason
 from rehabref.clock import as_utc, iso
 from rehabref.crypto import KeyRing
@@ -42,22 +42,6 @@ SESSION_TYPE = "Home or clinic visit"
 # Referral statuses past booking: a visit is no longer booked for them.
 UNBOOKABLE = frozenset({"closed", "cancelled", "attended", "paid"})
 MODALITY_OF = {"face_to_face": "home_visit", "remote": "remote"}
-
-
-class BookablePhysio(Protocol):
-    """What a booking reads of the physiotherapist's row (``physiotherapists``)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def partner_id(self) -> str | None: ...
-
-    @property
-    def environment(self) -> str: ...
-
-    @property
-    def active(self) -> bool: ...
 
 
 def slot_unavailable(message: str) -> ApiError:

@@ -270,3 +270,19 @@ class AvailabilityExceptionRow(Protocol):
 
     @property
     def created_at(self) -> datetime: ...
+
+
+class BookablePhysio(Protocol):
+    """What a booking reads of the physiotherapist's row (``physiotherapists``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def partner_id(self) -> str | None: ...
+
+    @property
+    def environment(self) -> str: ...
+
+    @property
+    def active(self) -> bool: ...

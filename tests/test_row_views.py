@@ -60,7 +60,13 @@ PARTIAL_VIEWS = [(BookablePhysio, Physiotherapist), (PatientColumns, Referral)]
 
 
 def _members(view: type) -> dict[str, property]:
-    return {name: value for name, value in vars(view).items() if isinstance(value, property)}
+    """The view's properties, its own and those of the views it extends."""
+    return {
+        name: value
+        for kind in reversed(view.__mro__)
+        for name, value in vars(kind).items()
+        if isinstance(value, property)
+    }
 
 
 def _check_types(members: dict[str, property], model: type[Base]) -> None:

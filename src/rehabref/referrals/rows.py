@@ -13,7 +13,30 @@ from datetime import datetime
 from typing import Protocol
 
 
-class ReferralRow(Protocol):
+class PatientColumns(Protocol):
+    """The patient's columns of a referral (sealed where ``referrals.sealing`` says), as a
+    referral row or a row joined with them carries them."""
+
+    @property
+    def patient_first_name(self) -> str: ...
+
+    @property
+    def patient_last_name(self) -> str | None: ...
+
+    @property
+    def patient_phone(self) -> str | None: ...
+
+    @property
+    def patient_email(self) -> str | None: ...
+
+    @property
+    def patient_city(self) -> str: ...
+
+    @property
+    def patient_area(self) -> str | None: ...
+
+
+class ReferralRow(PatientColumns, Protocol):
     """One row of ``referrals``, read-only."""
 
     @property
@@ -41,28 +64,10 @@ class ReferralRow(Protocol):
     def tracking_code(self) -> str | None: ...
 
     @property
-    def patient_first_name(self) -> str: ...
-
-    @property
-    def patient_last_name(self) -> str | None: ...
-
-    @property
-    def patient_phone(self) -> str | None: ...
-
-    @property
-    def patient_email(self) -> str | None: ...
-
-    @property
     def patient_phone_index(self) -> str | None: ...
 
     @property
     def patient_email_index(self) -> str | None: ...
-
-    @property
-    def patient_city(self) -> str: ...
-
-    @property
-    def patient_area(self) -> str | None: ...
 
     @property
     def reason(self) -> str | None: ...
@@ -196,26 +201,3 @@ class ContactTaskRow(Protocol):
 
     @property
     def completed_at(self) -> datetime | None: ...
-
-
-class PatientColumns(Protocol):
-    """The patient's columns of a referral (sealed where ``referrals.sealing`` says), as a
-    referral row or a row joined with them carries them."""
-
-    @property
-    def patient_first_name(self) -> str: ...
-
-    @property
-    def patient_last_name(self) -> str | None: ...
-
-    @property
-    def patient_phone(self) -> str | None: ...
-
-    @property
-    def patient_email(self) -> str | None: ...
-
-    @property
-    def patient_city(self) -> str: ...
-
-    @property
-    def patient_area(self) -> str | None: ...
